@@ -1,0 +1,56 @@
+// Finds a dataset's images by name, in an `images/` folder or straight inside `images.zip`.
+// Names carry no extension; .png, .jpg, .jpeg and .webp are tried, and the bytes decide the
+// format (the published Winoground files include JPEG data named .png).
+//
+//   auto store = winokit::ImageStore::open("winoground/data");   // images/ or images.zip
+//   winokit::ImageBytes img = store.read("ex_0_img_0");
+//   if (img.format == winokit::ImageFormat::Jpeg) decode_jpeg(img.bytes);
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace winokit {
+
+enum class ImageFormat { Png, Jpeg, Webp, Gif, Unknown };
+
+const char* to_string(ImageFormat format);
+// Looks at the leading bytes only.
+ImageFormat sniff_image_format(std::string_view bytes);
+
+struct ImageBytes {
+  std::string name;    // the dataset's name, without extension
+  std::string source;  // file path, or "archive.zip:member"
+  ImageFormat format = ImageFormat::Unknown;
+  std::string bytes;
+};
+
+class ImageStore {
+ public:
+  // `root` is the dataset directory (the one holding examples.jsonl). Nothing is read yet;
+  // an absent image folder is only an error when an image is requested.
+  static ImageStore open(const std::filesystem::path& root);
+  ImageStore(ImageStore&&) noexcept;
+  ImageStore& operator=(ImageStore&&) noexcept;
+  ~ImageStore();
+
+  // Thread-safe. Throws IoError naming the image, where it looked, and a hint.
+  ImageBytes read(const std::string& name) const;
+  // Human-readable description of where images come from.
+  std::string describe() const;
+
+ private:
+  ImageStore() = default;
+  struct Zip;
+  std::filesystem::path root_;
+  std::filesystem::path dir_;
+  std::filesystem::path zip_path_;
+  std::unique_ptr<Zip> zip_;
+  std::unique_ptr<std::mutex> zip_mutex_;
+};
+
+}  // namespace winokit

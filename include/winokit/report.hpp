@@ -1,0 +1,54 @@
+// Report writers for evaluation and comparison results: markdown tables (shaped like the
+// Winoground paper's Tables 3-5, percentages with two decimals), JSON with every figure, its N,
+// interval, method, seed and the input hashes, long-format CSV, per-example JSONL, and a
+// self-contained HTML report with inline SVG charts.
+//
+//   winokit::ReportContext ctx = winokit::make_context(dataset, "clip", scorer->describe(),
+//                                                    inputs, options);
+//   std::cout << winokit::markdown_report(result, ctx);
+//   out.add("report.html", winokit::html_report(result, ctx));
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "winokit/compare.hpp"
+#include "winokit/evaluation.hpp"
+
+namespace winokit {
+
+struct ReportContext {
+  std::string model;          // shown in tables
+  nlohmann::json provenance;  // tool, version, dataset, scorer, tag sets, covariates, options
+};
+
+ReportContext make_context(const Dataset& dataset, const std::string& model,
+                           const nlohmann::json& scorer, const EvalInputs& inputs,
+                           const EvalOptions& options);
+
+// "30.75" for 0.3075: percentage with two decimals.
+std::string percent(double proportion, int decimals = 2);
+// "[25.51, 36.02]" or "n/a".
+std::string interval_text(const Interval& interval, int decimals = 2);
+std::string html_escape(const std::string& text);
+nlohmann::json options_json(const EvalOptions& options);
+
+std::string markdown_report(const EvalResult& result, const ReportContext& ctx);
+nlohmann::json json_report(const EvalResult& result, const ReportContext& ctx);
+std::string csv_report(const EvalResult& result, const ReportContext& ctx);
+std::string html_report(const EvalResult& result, const ReportContext& ctx);
+std::string per_example_jsonl(const Dataset& dataset, const std::vector<PairScores>& scores,
+                              const EvalResult& result, const std::vector<TagSet>& tag_sets);
+
+std::string markdown_compare(const CompareResult& result);
+nlohmann::json json_compare(const CompareResult& result, const nlohmann::json& provenance);
+std::string csv_compare(const CompareResult& result);
+std::string html_compare(const CompareResult& result, const nlohmann::json& provenance);
+
+// One SVG chart: per-group bars for text, image and group scores with interval whiskers
+// (bootstrap percentile) and dashed chance lines.
+std::string svg_group_chart(const std::vector<GroupStats>& groups, const std::string& title);
+
+}  // namespace winokit

@@ -1,0 +1,268 @@
+#include "winokit/scores.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "winokit/error.hpp"
+#include "winokit/files.hpp"
+#include "winokit/hash.hpp"
+#include "winokit/table.hpp"
+#include "winokit/text.hpp"
+
+namespace winokit {
+
+using nlohmann::json;
+
+const char* pair_label(std::size_t index) {
+  static constexpr std::array<const char*, 4> kLabels = {"c0_i0", "c0_i1", "c1_i0", "c1_i1"};
+  return kLabels.at(index);
+}
+
+const char* to_string(ScoresFormat format) {
+  switch (format) {
+    case ScoresFormat::OfficialJsonl:
+      return "official-jsonl";
+    case ScoresFormat::PerExampleJsonl:
+      return "per-example-jsonl";
+    case ScoresFormat::Table:
+      return "table";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// Collects scores and reports duplicates and gaps.
+class Collector {
+ public:
+  Collector(const Dataset& dataset, std::string file)
+      : dataset_(dataset), file_(std::move(file)), values_(dataset.examples.size()) {}
+
+  void put(const std::string& id, std::size_t pair, double value, std::size_t line,
+           const std::string& field) {
+    auto index = dataset_.find(id);
+    if (!index) {
+      throw InputError({file_, line, field}, "unknown example id '" + id + "'",
+                       "the id is not in " + dataset_.examples_path.string());
+    }
+    if (!std::isfinite(value)) {
+      throw InputError({file_, line, field},
+                       "non-finite score for " + id + "_" + pair_label(pair));
+    }
+    auto& slot = values_[*index][pair];
+    if (slot.line != 0) {
+      throw InputError({file_, line, field}, "duplicate score for " + id + "_" +
+                                                 pair_label(pair) + " (first on line " +
+                                                 std::to_string(slot.line) + ")");
+    }
+    slot.value = value;
+    slot.line = line;
+  }
+
+  std::vector<PairScores> finish() const {
+    std::vector<PairScores> out(values_.size());
+    for (std::size_t i = 0; i < values_.size(); ++i) {
+      for (std::size_t p = 0; p < 4; ++p) {
+        if (values_[i][p].line == 0) {
+          throw InputError({file_, 0, ""}, "missing score for " + dataset_.examples[i].id + "_" +
+                                               pair_label(p) + " (example " +
+                                               dataset_.examples[i].id + " of " +
+                                               dataset_.examples_path.string() + ")");
+        }
+        out[i].s[p] = values_[i][p].value;
+      }
+    }
+    return out;
+  }
+
+ private:
+  struct Slot {
+    double value = 0;
+    std::size_t line = 0;
+  };
+  const Dataset& dataset_;
+  std::string file_;
+  std::vector<std::array<Slot, 4>> values_;
+};
+
+std::optional<std::size_t> parse_pair_suffix(std::string_view c, std::string_view i) {
+  if (c.size() != 2 || i.size() != 2 || c[0] != 'c' || i[0] != 'i') return std::nullopt;
+  if ((c[1] != '0' && c[1] != '1') || (i[1] != '0' && i[1] != '1')) return std::nullopt;
+  return pair_index(c[1] - '0', i[1] - '0');
+}
+
+double json_number(const json& v, const Location& where) {
+  if (v.is_number()) return v.get<double>();
+  // Python's json.dumps writes NaN / Infinity literals, which are not JSON; strings are
+  // accepted so that such values are reported as non-finite rather than as syntax errors.
+  if (v.is_string()) {
+    auto parsed = parse_double(v.get<std::string>());
+    if (parsed) return *parsed;
+  }
+  throw InputError(where, std::string("expected a number, found ") + v.type_name());
+}
+
+json parse_line(std::string_view line, const Location& where) {
+  try {
+    return json::parse(line);
+  } catch (const json::parse_error& e) {
+    // NaN / Infinity written by Python's json module: report them as non-finite scores.
+    if (line.find("NaN") != std::string_view::npos ||
+        line.find("Infinity") != std::string_view::npos) {
+      throw InputError({where.file, where.line, "score"}, "non-finite score (NaN or Infinity)");
+    }
+    throw InputError(where, std::string("malformed JSON: ") + e.what());
+  }
+}
+
+void read_official(const std::vector<std::string_view>& lines, Collector& out,
+                   const std::string& file) {
+  for (std::size_t n = 0; n < lines.size(); ++n) {
+    auto line = trim(lines[n]);
+    if (line.empty()) continue;
+    Location where{file, n + 1, ""};
+    json obj = parse_line(line, where);
+    if (!obj.is_object()) throw InputError(where, "expected a JSON object");
+    auto label_it = obj.find("label");
+    if (label_it == obj.end() || !label_it->is_string()) {
+      throw InputError({file, n + 1, "label"}, "missing or not a string");
+    }
+    const std::string label = label_it->get<std::string>();
+    auto last = label.rfind('_');
+    auto before = last == std::string::npos || last == 0 ? std::string::npos
+                                                        : label.rfind('_', last - 1);
+    std::optional<std::size_t> pair;
+    if (before != std::string::npos && before > 0) {
+      pair = parse_pair_suffix(std::string_view(label).substr(before + 1, last - before - 1),
+                               std::string_view(label).substr(last + 1));
+    }
+    if (!pair) {
+      throw InputError({file, n + 1, "label"},
+                       "malformed label '" + label + "' (expected <id>_c<j>_i<k>, j,k in {0,1})");
+    }
+    auto score_it = obj.find("score");
+    if (score_it == obj.end()) throw InputError({file, n + 1, "score"}, "missing");
+    double value = json_number(*score_it, {file, n + 1, "score"});
+    out.put(label.substr(0, before), *pair, value, n + 1, "score");
+  }
+}
+
+void read_per_example(const std::vector<std::string_view>& lines, Collector& out,
+                      const std::string& file) {
+  for (std::size_t n = 0; n < lines.size(); ++n) {
+    auto line = trim(lines[n]);
+    if (line.empty()) continue;
+    Location where{file, n + 1, ""};
+    json obj = parse_line(line, where);
+    if (!obj.is_object()) throw InputError(where, "expected a JSON object");
+    auto id_it = obj.find("id");
+    if (id_it == obj.end()) throw InputError({file, n + 1, "id"}, "missing");
+    auto id = id_text(*id_it);
+    if (!id) throw InputError({file, n + 1, "id"}, "expected an integer or a string");
+    auto scores_it = obj.find("scores");
+    if (scores_it == obj.end() || !scores_it->is_object()) {
+      throw InputError({file, n + 1, "scores"}, "missing or not an object");
+    }
+    for (std::size_t p = 0; p < 4; ++p) {
+      std::string field = std::string("scores.") + pair_label(p);
+      auto v = scores_it->find(pair_label(p));
+      if (v == scores_it->end()) throw InputError({file, n + 1, field}, "missing");
+      out.put(*id, p, json_number(*v, {file, n + 1, field}), n + 1, field);
+    }
+  }
+}
+
+void read_table_scores(std::string_view text, Collector& out, const std::string& file) {
+  Table table = read_table(text, file);
+  auto id_col = table.find_column({"id", "example_id", "example", "ex_id"});
+  if (!id_col) {
+    throw InputError({file, 1, "id"}, "the header has no id column",
+                     "name it id, example_id or example");
+  }
+  std::array<std::size_t, 4> cols{};
+  for (std::size_t p = 0; p < 4; ++p) {
+    auto col = table.find_column({pair_label(p)});
+    if (!col) {
+      throw InputError({file, 1, pair_label(p)}, "the header has no score column",
+                       "expected c0_i0, c0_i1, c1_i0, c1_i1 (or C0I0 ...)");
+    }
+    cols[p] = *col;
+  }
+  for (const auto& row : table.rows) {
+    std::string id(trim(row.cells[*id_col]));
+    for (std::size_t p = 0; p < 4; ++p) {
+      const std::string& cell = row.cells[cols[p]];
+      auto value = parse_double(cell);
+      if (!value) {
+        throw InputError({file, row.line, table.header[cols[p]]}, "not a number: '" + cell + "'");
+      }
+      out.put(id, p, *value, row.line, table.header[cols[p]]);
+    }
+  }
+}
+
+ScoresFormat detect_format(const std::vector<std::string_view>& lines) {
+  for (auto raw : lines) {
+    auto line = trim(raw);
+    if (line.empty()) continue;
+    if (line.front() != '{') return ScoresFormat::Table;
+    if (line.find("\"label\"") != std::string_view::npos) return ScoresFormat::OfficialJsonl;
+    if (line.find("\"scores\"") != std::string_view::npos) return ScoresFormat::PerExampleJsonl;
+    return ScoresFormat::OfficialJsonl;
+  }
+  return ScoresFormat::OfficialJsonl;
+}
+
+}  // namespace
+
+LoadedScores parse_scores(const std::string& text, const std::string& file,
+                          const Dataset& dataset) {
+  LoadedScores loaded;
+  loaded.file = file;
+  loaded.sha256 = sha256_hex(text);
+  if (!is_valid_utf8(text)) {
+    auto lines = split_lines(text);
+    for (std::size_t n = 0; n < lines.size(); ++n) {
+      if (!is_valid_utf8(lines[n])) throw InputError({file, n + 1, ""}, "invalid UTF-8");
+    }
+  }
+  auto lines = split_lines(text);
+  loaded.format = detect_format(lines);
+  if (std::all_of(lines.begin(), lines.end(), [](auto l) { return trim(l).empty(); })) {
+    throw InputError({file, 0, ""}, "empty scores file");
+  }
+  Collector collector(dataset, file);
+  switch (loaded.format) {
+    case ScoresFormat::OfficialJsonl:
+      read_official(lines, collector, file);
+      break;
+    case ScoresFormat::PerExampleJsonl:
+      read_per_example(lines, collector, file);
+      break;
+    case ScoresFormat::Table:
+      read_table_scores(text, collector, file);
+      break;
+  }
+  loaded.scores = collector.finish();
+  return loaded;
+}
+
+LoadedScores load_scores(const std::string& file, const Dataset& dataset) {
+  return parse_scores(read_file(file), file, dataset);
+}
+
+std::string official_scores_jsonl(const Dataset& dataset, const std::vector<PairScores>& scores) {
+  std::string out;
+  for (std::size_t i = 0; i < dataset.examples.size(); ++i) {
+    for (std::size_t p = 0; p < 4; ++p) {
+      json line = {{"label", dataset.examples[i].id + "_" + pair_label(p)},
+                   {"score", scores[i].s[p]}};
+      out += line.dump();
+      out += '\n';
+    }
+  }
+  return out;
+}
+
+}  // namespace winokit

@@ -1,0 +1,153 @@
+#include "winokit/table.hpp"
+
+#include "winokit/error.hpp"
+#include "winokit/text.hpp"
+
+namespace winokit {
+
+std::string normalize_column_name(std::string_view name) {
+  std::string out;
+  for (char c : trim(name)) {
+    if (c == '_' || c == '-' || c == ' ') continue;
+    out.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+  }
+  return out;
+}
+
+std::optional<std::size_t> Table::find_column(std::initializer_list<std::string_view> names) const {
+  for (std::string_view wanted : names) {
+    const std::string key = normalize_column_name(wanted);
+    for (std::size_t i = 0; i < header.size(); ++i) {
+      if (normalize_column_name(header[i]) == key) return i;
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// Parses CSV records; each record remembers its starting line.
+std::vector<TableRow> parse_csv(std::string_view text, const std::string& file) {
+  std::vector<TableRow> records;
+  std::size_t line = 1;
+  std::size_t i = 0;
+  // Skip a UTF-8 byte order mark.
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") i = 3;
+  while (i < text.size()) {
+    TableRow row;
+    row.line = line;
+    std::string cell;
+    bool in_quotes = false;
+    bool quoted = false;
+    std::size_t quote_line = line;
+    bool record_done = false;
+    while (i < text.size() && !record_done) {
+      char c = text[i];
+      if (in_quotes) {
+        if (c == '"') {
+          if (i + 1 < text.size() && text[i + 1] == '"') {
+            cell.push_back('"');
+            i += 2;
+            continue;
+          }
+          in_quotes = false;
+          ++i;
+          continue;
+        }
+        if (c == '\n') ++line;
+        cell.push_back(c);
+        ++i;
+        continue;
+      }
+      switch (c) {
+        case '"':
+          if (!trim(cell).empty()) {
+            throw InputError({file, line, ""}, "stray quote inside an unquoted CSV field");
+          }
+          cell.clear();
+          in_quotes = true;
+          quoted = true;
+          quote_line = line;
+          ++i;
+          break;
+        case ',':
+          row.cells.push_back(quoted ? cell : std::string(trim(cell)));
+          cell.clear();
+          quoted = false;
+          ++i;
+          break;
+        case '\r':
+          ++i;
+          break;
+        case '\n':
+          ++line;
+          ++i;
+          record_done = true;
+          break;
+        default:
+          cell.push_back(c);
+          ++i;
+      }
+    }
+    if (in_quotes) {
+      throw InputError({file, quote_line, ""}, "unterminated quoted CSV field");
+    }
+    row.cells.push_back(quoted ? cell : std::string(trim(cell)));
+    bool blank = row.cells.size() == 1 && row.cells[0].empty();
+    if (!blank) records.push_back(std::move(row));
+  }
+  return records;
+}
+
+std::vector<TableRow> parse_whitespace(std::string_view text) {
+  std::vector<TableRow> records;
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+  auto lines = split_lines(text);
+  for (std::size_t n = 0; n < lines.size(); ++n) {
+    auto cells = split_whitespace(lines[n]);
+    if (cells.empty()) continue;
+    records.push_back({n + 1, std::move(cells)});
+  }
+  return records;
+}
+
+}  // namespace
+
+Table read_table(std::string_view text, const std::string& file) {
+  Table table;
+  table.file = file;
+  std::string_view first_line;
+  for (auto line : split_lines(text)) {
+    if (!trim(line).empty()) {
+      first_line = line;
+      break;
+    }
+  }
+  if (first_line.empty()) throw InputError({file, 0, ""}, "empty table: no header line");
+  table.format =
+      first_line.find(',') != std::string_view::npos ? TableFormat::Csv : TableFormat::Whitespace;
+  auto records = table.format == TableFormat::Csv ? parse_csv(text, file) : parse_whitespace(text);
+  table.header = std::move(records.front().cells);
+  for (std::size_t r = 1; r < records.size(); ++r) {
+    if (records[r].cells.size() != table.header.size()) {
+      throw InputError({file, records[r].line, ""},
+                       "expected " + std::to_string(table.header.size()) + " columns, found " +
+                           std::to_string(records[r].cells.size()));
+    }
+    table.rows.push_back(std::move(records[r]));
+  }
+  return table;
+}
+
+std::string csv_escape(std::string_view field) {
+  if (field.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(field);
+  std::string out = "\"";
+  for (char c : field) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+  return out;
+}
+
+}  // namespace winokit

@@ -1,0 +1,187 @@
+#include <algorithm>
+#include <sstream>
+
+#include "winokit/report.hpp"
+
+namespace winokit {
+
+namespace {
+
+constexpr std::array<const char*, 3> kColors = {"#4e79a7", "#f28e2b", "#59a14f"};
+
+constexpr const char* kStyle = R"(<style>
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1100px;
+padding:0 1rem;color:#222;line-height:1.45}
+h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:.5rem 0 1rem;font-size:.92rem}
+th,td{border:1px solid #ddd;padding:.25rem .6rem;text-align:right}
+th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}
+.note{color:#555;font-size:.9rem}.chart{overflow-x:auto}
+.legend span{display:inline-block;width:.9rem;height:.9rem;margin:0 .3rem 0 1rem;vertical-align:middle}
+code{background:#f4f4f4;padding:0 .2rem}
+</style>)";
+
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+std::string legend() {
+  std::string out = "<p class=\"legend\">";
+  for (std::size_t m = 0; m < kMetricCount; ++m) {
+    out += "<span style=\"background:" + std::string(kColors[m]) + "\"></span>" +
+           kMetricNames[m];
+  }
+  return out + " &nbsp; whiskers: bootstrap percentile interval; dashed: chance</p>";
+}
+
+std::string group_table(const std::vector<GroupStats>& groups) {
+  std::ostringstream t;
+  t << "<table><tr><th>Group</th><th>N</th><th>Text</th><th>Image</th><th>Group</th>"
+       "<th>Group interval (bootstrap)</th><th>Group p vs chance</th></tr>";
+  for (const auto& g : groups) {
+    char p[32];
+    std::snprintf(p, sizeof p, "%.3g", g.metrics[kGroup].p_vs_chance);
+    t << "<tr><td>" << html_escape(g.name) << "</td><td>" << g.n << "</td>";
+    for (std::size_t m = 0; m < kMetricCount; ++m) {
+      t << "<td>" << percent(g.metrics[m].value) << (g.metrics[m].above_chance ? " *" : "")
+        << "</td>";
+    }
+    t << "<td>" << interval_text(g.metrics[kGroup].bootstrap_percentile) << "</td><td>" << p
+      << "</td></tr>";
+  }
+  t << "</table><p class=\"note\">* above chance (exact one-sided binomial test)</p>";
+  return t.str();
+}
+
+std::string page(const std::string& title, const std::string& body) {
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>" +
+         html_escape(title) + "</title>" + kStyle + "</head><body>\n" + body +
+         "\n</body></html>\n";
+}
+
+}  // namespace
+
+std::string svg_group_chart(const std::vector<GroupStats>& groups, const std::string& title) {
+  constexpr double kBar = 16, kGap = 28, kTop = 28, kPlot = 220, kLeft = 44, kBottom = 90;
+  const double cluster = kBar * 3 + kGap;
+  const double width = kLeft + cluster * static_cast<double>(std::max<std::size_t>(groups.size(), 1)) + 10;
+  const double height = kTop + kPlot + kBottom;
+  auto y_of = [&](double proportion) { return kTop + kPlot * (1.0 - proportion); };
+  std::ostringstream s;
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" width=\"" << fmt(width)
+    << "\" height=\"" << fmt(height) << "\" viewBox=\"0 0 " << fmt(width) << " " << fmt(height)
+    << "\"><title>" << html_escape(title) << "</title>";
+  for (int tick = 0; tick <= 100; tick += 25) {
+    double y = y_of(tick / 100.0);
+    s << "<line x1=\"" << kLeft << "\" x2=\"" << fmt(width) << "\" y1=\"" << fmt(y) << "\" y2=\""
+      << fmt(y) << "\" stroke=\"#eee\"/><text x=\"" << kLeft - 6 << "\" y=\"" << fmt(y + 4)
+      << "\" font-size=\"11\" text-anchor=\"end\">" << tick << "</text>";
+  }
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const auto& g = groups[gi];
+    double x0 = kLeft + kGap / 2 + cluster * static_cast<double>(gi);
+    for (std::size_t m = 0; m < kMetricCount; ++m) {
+      const auto& st = g.metrics[m];
+      double x = x0 + kBar * static_cast<double>(m);
+      double y = y_of(st.value);
+      s << "<rect x=\"" << fmt(x) << "\" y=\"" << fmt(y) << "\" width=\"" << kBar - 2
+        << "\" height=\"" << fmt(kTop + kPlot - y) << "\" fill=\"" << kColors[m] << "\"><title>"
+        << html_escape(g.name) << " " << kMetricNames[m] << ": " << percent(st.value) << " (N="
+        << g.n << ")</title></rect>";
+      if (st.bootstrap_percentile.valid()) {
+        double cx = x + (kBar - 2) / 2;
+        double lo = y_of(st.bootstrap_percentile.low), hi = y_of(st.bootstrap_percentile.high);
+        s << "<path d=\"M" << fmt(cx) << " " << fmt(lo) << "V" << fmt(hi) << "M" << fmt(cx - 4)
+          << " " << fmt(lo) << "h8M" << fmt(cx - 4) << " " << fmt(hi)
+          << "h8\" stroke=\"#222\" fill=\"none\"/>";
+      }
+      double cy = y_of(kChance[m]);
+      s << "<line x1=\"" << fmt(x - 1) << "\" x2=\"" << fmt(x + kBar - 1) << "\" y1=\"" << fmt(cy)
+        << "\" y2=\"" << fmt(cy) << "\" stroke=\"#c00\" stroke-dasharray=\"3,2\"/>";
+    }
+    double lx = x0 + kBar * 1.5;
+    double ly = kTop + kPlot + 12;
+    s << "<text x=\"" << fmt(lx) << "\" y=\"" << fmt(ly) << "\" font-size=\"11\" "
+      << "text-anchor=\"end\" transform=\"rotate(-35 " << fmt(lx) << " " << fmt(ly) << ")\">"
+      << html_escape(g.name.size() > 28 ? g.name.substr(0, 27) + "..." : g.name) << " ("
+      << g.n << ")</text>";
+  }
+  s << "</svg>";
+  return s.str();
+}
+
+std::string html_report(const EvalResult& r, const ReportContext& ctx) {
+  std::ostringstream b;
+  b << "<h1>Winoground report: " << html_escape(ctx.model) << "</h1>";
+  b << "<p class=\"note\">" << r.overall.n << " examples from <code>"
+    << html_escape(ctx.provenance["dataset"]["examples"].get<std::string>())
+    << "</code> (sha256 " << ctx.provenance["dataset"]["sha256"].get<std::string>().substr(0, 12)
+    << "&hellip;), winokit " << html_escape(ctx.provenance["version"].get<std::string>())
+    << ".</p>";
+  b << "<h2>Overall</h2>" << legend() << "<div class=\"chart\">"
+    << svg_group_chart({r.overall}, "Overall") << "</div>";
+  b << "<table><tr><th>Metric</th><th>Score</th><th>Chance</th><th>t over " << r.options.folds
+    << " folds</th><th>Bootstrap percentile</th><th>Bootstrap BCa</th><th>p vs chance</th></tr>";
+  for (std::size_t m = 0; m < kMetricCount; ++m) {
+    const auto& s = r.overall.metrics[m];
+    char p[32];
+    std::snprintf(p, sizeof p, "%.3g", s.p_vs_chance);
+    b << "<tr><td>" << kMetricNames[m] << "</td><td>" << percent(s.value) << "</td><td>"
+      << percent(kChance[m]) << "</td><td>" << (s.fold_t ? interval_text(s.fold_t->ci) : "n/a")
+      << "</td><td>" << interval_text(s.bootstrap_percentile) << "</td><td>"
+      << interval_text(s.bootstrap_bca) << "</td><td>" << p << "</td></tr>";
+  }
+  const auto& t = r.overall.ties;
+  b << "</table><p class=\"note\">Ties: " << t.text + t.image << " of " << t.comparisons
+    << " comparisons (text " << t.text << ", image " << t.image
+    << "); a tie counts as wrong. Methods: " << html_escape(fold_method_text(r.options)) << "; "
+    << html_escape(bootstrap_method_text(r.options)) << "; "
+    << html_escape(chance_test_text(r.options)) << ".</p>";
+  for (const auto& bd : r.breakdowns) {
+    b << "<h2>" << html_escape(bd.title) << "</h2><p class=\"note\">Grouping: "
+      << html_escape(bd.note) << ".</p>" << legend() << "<div class=\"chart\">"
+      << svg_group_chart(bd.groups, bd.title) << "</div>" << group_table(bd.groups);
+  }
+  if (!r.correlations.empty()) {
+    b << "<h2>Correlations</h2><table><tr><th>Covariate</th><th>Metric</th><th>N</th>"
+         "<th>Pearson r</th><th>p</th><th>Spearman rho</th><th>p</th></tr>";
+    for (const auto& c : r.correlations) {
+      auto v = [](double x) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.4f", x);
+        return std::isfinite(x) ? std::string(buf) : std::string("n/a");
+      };
+      b << "<tr><td>" << html_escape(c.covariate) << "</td><td>" << kMetricNames[c.metric]
+        << "</td><td>" << c.pearson.n << "</td><td>" << v(c.pearson.r) << "</td><td>"
+        << v(c.pearson.p) << "</td><td>" << v(c.spearman.r) << "</td><td>" << v(c.spearman.p)
+        << "</td></tr>";
+    }
+    b << "</table>";
+  }
+  b << "<h2>Provenance</h2><pre>" << html_escape(ctx.provenance.dump(2)) << "</pre>";
+  return page("Winoground report: " + ctx.model, b.str());
+}
+
+std::string html_compare(const CompareResult& c, const nlohmann::json& provenance) {
+  std::ostringstream b;
+  b << "<h1>Winoground leaderboard</h1>" << legend() << "<div class=\"chart\">"
+    << svg_group_chart(c.leaderboard, "Leaderboard") << "</div>" << group_table(c.leaderboard);
+  b << "<h2>Pairwise differences</h2><table><tr><th>A</th><th>B</th><th>Metric</th><th>A - B</th>"
+       "<th>A only</th><th>B only</th><th>McNemar exact p</th><th>Paired bootstrap</th></tr>";
+  for (const auto& p : c.pairwise) {
+    char pv[32];
+    std::snprintf(pv, sizeof pv, "%.3g", p.p_mcnemar);
+    b << "<tr><td>" << html_escape(p.a) << "</td><td>" << html_escape(p.b) << "</td><td>"
+      << kMetricNames[p.metric] << "</td><td>" << percent(p.difference) << "</td><td>"
+      << p.a_only << "</td><td>" << p.b_only << "</td><td>" << pv << "</td><td>"
+      << interval_text(p.paired_bootstrap) << "</td></tr>";
+  }
+  b << "</table><p class=\"note\">" << html_escape(bootstrap_method_text(c.options))
+    << ".</p><h2>Provenance</h2><pre>" << html_escape(provenance.dump(2)) << "</pre>";
+  return page("Winoground leaderboard", b.str());
+}
+
+}  // namespace winokit

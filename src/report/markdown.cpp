@@ -1,0 +1,128 @@
+#include <cstdio>
+#include <sstream>
+
+#include "winokit/report.hpp"
+
+namespace winokit {
+
+namespace {
+
+std::string p_text(double p) {
+  char buf[32];
+  if (p < 1e-4) {
+    std::snprintf(buf, sizeof buf, "%.1e", p);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.4f", p);
+  }
+  return buf;
+}
+
+std::string r_text(double r) {
+  if (!std::isfinite(r)) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4f", r);
+  return buf;
+}
+
+std::string above_list(const GroupStats& g) {
+  std::string out;
+  for (std::size_t m = 0; m < kMetricCount; ++m) {
+    if (g.metrics[m].above_chance) out += (out.empty() ? "" : ", ") + std::string(kMetricNames[m]);
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string ties_sentence(const TieCounts& t) {
+  return "Ties: " + std::to_string(t.text + t.image) + " of " + std::to_string(t.comparisons) +
+         " comparisons (text " + std::to_string(t.text) + ", image " + std::to_string(t.image) +
+         ") in " + std::to_string(t.examples_with_ties) +
+         " examples; a tie counts as wrong (strict >).";
+}
+
+}  // namespace
+
+std::string markdown_report(const EvalResult& r, const ReportContext& ctx) {
+  std::ostringstream md;
+  const auto& o = r.overall;
+  md << "## Winoground: " << ctx.model << " (N = " << o.n << ")\n\n";
+  md << "| Model | Text | Image | Group |\n|---|---:|---:|---:|\n";
+  md << "| " << ctx.model << " | " << percent(o.metrics[kText].value) << " | "
+     << percent(o.metrics[kImage].value) << " | " << percent(o.metrics[kGroup].value) << " |\n";
+  md << "| Random chance | " << percent(kChance[kText]) << " | " << percent(kChance[kImage])
+     << " | " << percent(kChance[kGroup]) << " |\n\n";
+  md << ties_sentence(o.ties) << "\n\n";
+
+  const int level = static_cast<int>(r.options.confidence * 100 + 0.5);
+  md << "### Intervals (" << level << "%) and tests against chance\n\n";
+  md << "| Metric | Score | t over " << r.options.folds
+     << " folds (paper) | Bootstrap percentile | Bootstrap BCa | p vs chance | Above chance |\n";
+  md << "|---|---:|---:|---:|---:|---:|---|\n";
+  for (std::size_t m = 0; m < kMetricCount; ++m) {
+    const auto& s = o.metrics[m];
+    md << "| " << kMetricNames[m] << " | " << percent(s.value) << " | "
+       << (s.fold_t ? interval_text(s.fold_t->ci) : "n/a") << " | "
+       << interval_text(s.bootstrap_percentile) << " | " << interval_text(s.bootstrap_bca)
+       << " | " << p_text(s.p_vs_chance) << " | " << (s.above_chance ? "yes" : "no") << " |\n";
+  }
+  md << "\nMethods: " << fold_method_text(r.options) << "; " << bootstrap_method_text(r.options)
+     << "; " << chance_test_text(r.options) << ".\n";
+
+  for (const auto& b : r.breakdowns) {
+    md << "\n### " << b.title << "\n\n" << "Grouping: " << b.note << ".\n\n";
+    md << "| Group | N | Text | Image | Group | Above chance |\n|---|---:|---:|---:|---:|---|\n";
+    for (const auto& g : b.groups) {
+      md << "| " << g.name << " | " << g.n << " | " << percent(g.metrics[kText].value) << " | "
+         << percent(g.metrics[kImage].value) << " | " << percent(g.metrics[kGroup].value) << " | "
+         << above_list(g) << " |\n";
+    }
+  }
+
+  if (!r.correlations.empty()) {
+    md << "\n### Correlations with per-example correctness\n\n";
+    md << "| Covariate | Metric | N | Pearson r | p | Spearman rho | p |\n";
+    md << "|---|---|---:|---:|---:|---:|---:|\n";
+    for (const auto& c : r.correlations) {
+      md << "| " << c.covariate << " | " << kMetricNames[c.metric] << " | " << c.pearson.n
+         << " | " << r_text(c.pearson.r) << " | "
+         << (std::isfinite(c.pearson.p) ? p_text(c.pearson.p) : "n/a") << " | "
+         << r_text(c.spearman.r) << " | "
+         << (std::isfinite(c.spearman.p) ? p_text(c.spearman.p) : "n/a") << " |\n";
+    }
+    md << "\nCorrectness is 1 or 0 per example; p is two-sided (t with N-2 df); n/a where a "
+          "variable is constant.\n";
+  }
+  return md.str();
+}
+
+std::string markdown_compare(const CompareResult& c) {
+  std::ostringstream md;
+  const int level = static_cast<int>(c.options.confidence * 100 + 0.5);
+  md << "## Leaderboard (N = " << (c.leaderboard.empty() ? 0 : c.leaderboard[0].n) << ")\n\n";
+  md << "| Rank | Run | Text | Image | Group | Group " << level
+     << "% bootstrap | Group " << level << "% t over " << c.options.folds << " folds |\n";
+  md << "|---:|---|---:|---:|---:|---:|---:|\n";
+  for (std::size_t i = 0; i < c.leaderboard.size(); ++i) {
+    const auto& g = c.leaderboard[i];
+    md << "| " << i + 1 << " | " << g.name << " | " << percent(g.metrics[kText].value) << " | "
+       << percent(g.metrics[kImage].value) << " | " << percent(g.metrics[kGroup].value) << " | "
+       << interval_text(g.metrics[kGroup].bootstrap_percentile) << " | "
+       << (g.metrics[kGroup].fold_t ? interval_text(g.metrics[kGroup].fold_t->ci) : "n/a")
+       << " |\n";
+  }
+  md << "| - | Random chance | " << percent(kChance[kText]) << " | " << percent(kChance[kImage])
+     << " | " << percent(kChance[kGroup]) << " | | |\n";
+  md << "\n### Pairwise differences on the same examples\n\n";
+  md << "| A | B | Metric | A - B | A only | B only | McNemar exact p | Paired bootstrap "
+     << level << "% |\n|---|---|---|---:|---:|---:|---:|---:|\n";
+  for (const auto& p : c.pairwise) {
+    md << "| " << p.a << " | " << p.b << " | " << kMetricNames[p.metric] << " | "
+       << percent(p.difference) << " | " << p.a_only << " | " << p.b_only << " | "
+       << p_text(p.p_mcnemar) << " | " << interval_text(p.paired_bootstrap) << " |\n";
+  }
+  md << "\nMethods: " << bootstrap_method_text(c.options)
+     << "; McNemar: exact two-sided binomial test on the discordant examples; the paired "
+        "bootstrap resamples examples and scores both runs on each resample.\n";
+  return md.str();
+}
+
+}  // namespace winokit

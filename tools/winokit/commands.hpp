@@ -1,0 +1,14 @@
+// The winokit subcommands; each registers itself on the CLI11 app.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace winokit::cli {
+
+// Each returns a callback to run after parsing when the subcommand was chosen.
+void add_eval(CLI::App& app, int& exit_code);
+void add_compare(CLI::App& app, int& exit_code);
+void add_synth(CLI::App& app, int& exit_code);
+void add_demo(CLI::App& app, int& exit_code);
+
+}  // namespace winokit::cli

@@ -1,0 +1,37 @@
+#include "eval_run.hpp"
+
+namespace winokit::cli {
+
+EvalRun run_evaluation(const EvalRequest& req, Scorer& scorer, const std::string& name) {
+  return run_evaluation(load_dataset(req.data), req, scorer, name);
+}
+
+EvalRun run_evaluation(Dataset dataset, const EvalRequest& req, Scorer& scorer,
+                       const std::string& name) {
+  EvalRun r;
+  r.dataset = std::move(dataset);
+  for (const auto& spec : req.tags) r.inputs.tag_sets.push_back(load_tag_set(spec, r.dataset));
+  for (const auto& file : req.covariates) {
+    auto covs = load_covariates(file, r.dataset);
+    r.inputs.covariates.insert(r.inputs.covariates.end(), covs.begin(), covs.end());
+  }
+  r.scores = scorer.score(r.dataset);
+  r.result = evaluate(r.dataset, r.scores, r.inputs, req.options);
+  r.context = make_context(r.dataset, name.empty() ? scorer.name() : name, scorer.describe(),
+                           r.inputs, req.options);
+  r.markdown = markdown_report(r.result, r.context);
+  return r;
+}
+
+void add_eval_outputs(const EvalRun& r, const OutputPaths& p, OutputSet& out) {
+  if (!p.json.empty()) out.add(p.json, json_report(r.result, r.context).dump(2) + "\n");
+  if (!p.csv.empty()) out.add(p.csv, csv_report(r.result, r.context));
+  if (!p.per_example.empty()) {
+    out.add(p.per_example, per_example_jsonl(r.dataset, r.scores, r.result, r.inputs.tag_sets));
+  }
+  if (!p.scores_out.empty()) out.add(p.scores_out, official_scores_jsonl(r.dataset, r.scores));
+  if (!p.html.empty()) out.add(p.html, html_report(r.result, r.context));
+  if (!p.markdown.empty()) out.add(p.markdown, r.markdown);
+}
+
+}  // namespace winokit::cli

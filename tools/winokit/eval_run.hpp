@@ -1,0 +1,38 @@
+// The eval pipeline shared by `eval` and `demo`: dataset -> scorer -> evaluation -> reports.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "winokit/evaluation.hpp"
+#include "winokit/files.hpp"
+#include "winokit/report.hpp"
+#include "winokit/scorer.hpp"
+
+namespace winokit::cli {
+
+struct EvalRequest {
+  std::string data;
+  std::vector<std::string> tags, covariates;
+  EvalOptions options;
+};
+
+struct EvalRun {
+  Dataset dataset;
+  EvalInputs inputs;
+  std::vector<PairScores> scores;
+  EvalResult result;
+  ReportContext context;
+  std::string markdown;
+};
+
+struct OutputPaths {
+  std::string json, csv, per_example, scores_out, html, markdown;
+};
+
+EvalRun run_evaluation(const EvalRequest& req, Scorer& scorer, const std::string& name);
+EvalRun run_evaluation(Dataset dataset, const EvalRequest& req, Scorer& scorer,
+                       const std::string& name);
+void add_eval_outputs(const EvalRun& run, const OutputPaths& paths, OutputSet& out);
+
+}  // namespace winokit::cli
