@@ -24,7 +24,7 @@ struct Run {
 struct PairwiseRow {
   std::string a, b;
   std::size_t metric = kGroup;
-  double difference = 0;  // proportion(a) - proportion(b)
+  double difference = 0;   // proportion(a) - proportion(b)
   std::size_t a_only = 0;  // examples a gets right and b wrong
   std::size_t b_only = 0;
   double p_mcnemar = 1.0;  // exact, two-sided
@@ -33,10 +33,10 @@ struct PairwiseRow {
 
 struct CompareResult {
   EvalOptions options;
-  std::vector<std::string> names;        // input order
-  std::vector<nlohmann::json> sources;   // input order
-  std::vector<GroupStats> leaderboard;   // sorted by group, then text, then image score
-  std::vector<PairwiseRow> pairwise;     // every pair (input order), every metric
+  std::vector<std::string> names;       // input order
+  std::vector<nlohmann::json> sources;  // input order
+  std::vector<GroupStats> leaderboard;  // sorted by group, then text, then image score
+  std::vector<PairwiseRow> pairwise;    // every pair (input order), every metric
 };
 
 // Throws UsageError for fewer than two runs or duplicate names.

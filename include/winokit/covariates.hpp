@@ -18,8 +18,8 @@ namespace winokit {
 
 struct Covariate {
   std::string name;
-  std::string source;   // file, or "built-in"
-  std::string sha256;   // of the file; empty for built-ins
+  std::string source;                         // file, or "built-in"
+  std::string sha256;                         // of the file; empty for built-ins
   std::vector<std::optional<double>> values;  // aligned with dataset.examples
 };
 

@@ -59,8 +59,8 @@ struct EvalOptions {
   std::uint64_t seed = 0;
   std::size_t bootstrap_resamples = 10000;
   double confidence = 0.95;
-  int folds = 4;             // the paper's interval: folds in id order, Student's t
-  double alpha = 0.05;       // above chance when the one-sided binomial p is below this
+  int folds = 4;        // the paper's interval: folds in id order, Student's t
+  double alpha = 0.05;  // above chance when the one-sided binomial p is below this
   SecondaryGrouping secondary = SecondaryGrouping::Membership;
 };
 
@@ -70,7 +70,7 @@ struct MetricStats {
   std::optional<FoldInterval> fold_t;  // nullopt when n < folds
   Interval bootstrap_percentile;
   Interval bootstrap_bca;
-  double p_vs_chance = 1.0;            // exact one-sided binomial P(X >= correct | chance)
+  double p_vs_chance = 1.0;  // exact one-sided binomial P(X >= correct | chance)
   bool above_chance = false;
 };
 

@@ -41,9 +41,9 @@
 namespace winokit {
 
 struct SceneObject {
-  std::string shape;  // circle, square, triangle
-  std::string color;  // red, green, blue, yellow, purple, pink
-  std::string size;   // big, small
+  std::string shape;           // circle, square, triangle
+  std::string color;           // red, green, blue, yellow, purple, pink
+  std::string size;            // big, small
   double x = 0, y = 0, r = 0;  // centre and radius in pixels
 };
 
@@ -74,7 +74,7 @@ struct SynthOptions {
 };
 
 struct SynthDataset {
-  Dataset dataset;                                   // examples with extra["scenes"]
+  Dataset dataset;                                     // examples with extra["scenes"]
   std::vector<std::array<std::string, 2>> images_png;  // encoded PNGs per example
   std::string examples_jsonl;
 };

@@ -20,25 +20,25 @@
 namespace winokit {
 
 struct Example {
-  std::string id;                      // the JSON id as text ("0", "17", or a string id)
-  std::size_t line = 0;                // line in examples.jsonl
+  std::string id;        // the JSON id as text ("0", "17", or a string id)
+  std::size_t line = 0;  // line in examples.jsonl
   std::array<std::string, 2> captions;
-  std::array<std::string, 2> images;   // image names without extension
-  std::string tag;                     // fine-grained linguistic tag; one label even with commas
-  std::string secondary_tag_raw;       // as written, e.g. "Symbolic, Series"
+  std::array<std::string, 2> images;  // image names without extension
+  std::string tag;                    // fine-grained linguistic tag; one label even with commas
+  std::string secondary_tag_raw;      // as written, e.g. "Symbolic, Series"
   std::vector<std::string> secondary_tags;  // split on commas, trimmed
   std::optional<int> num_main_preds;
-  std::string collapsed_tag;           // Object, Relation or Both
-  nlohmann::json extra;                // every other field (e.g. "scenes" of synthetic data)
+  std::string collapsed_tag;  // Object, Relation or Both
+  nlohmann::json extra;       // every other field (e.g. "scenes" of synthetic data)
 };
 
 struct Dataset {
-  std::filesystem::path root;           // the folder holding examples.jsonl
+  std::filesystem::path root;  // the folder holding examples.jsonl
   std::filesystem::path examples_path;
   std::string examples_sha256;
-  std::vector<Example> examples;        // file order
+  std::vector<Example> examples;  // file order
   std::unordered_map<std::string, std::size_t> index_by_id;
-  bool numeric_ids = true;              // every id is an integer
+  bool numeric_ids = true;  // every id is an integer
 
   // Indices of the examples sorted by id (numerically when all ids are integers).
   std::vector<std::size_t> id_order() const;

@@ -26,7 +26,9 @@ std::string sha256_hex(std::string_view bytes) {
   return out;
 }
 
-std::string sha256_file(const std::filesystem::path& path) { return sha256_hex(read_file(path)); }
+std::string sha256_file(const std::filesystem::path& path) {
+  return sha256_hex(read_file(path));
+}
 
 std::uint64_t fnv1a64(std::string_view text) {
   constexpr std::uint64_t kOffset = 14695981039346656037ULL;

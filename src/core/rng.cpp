@@ -5,7 +5,9 @@
 namespace winokit {
 
 namespace {
-inline std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+inline std::uint64_t rotl(std::uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
 }  // namespace
 
 std::uint64_t splitmix64(std::uint64_t& state) {
@@ -17,7 +19,8 @@ std::uint64_t splitmix64(std::uint64_t& state) {
 
 Rng::Rng(std::uint64_t seed) {
   std::uint64_t state = seed;
-  for (auto& word : s_) word = splitmix64(state);
+  for (auto& word : s_)
+    word = splitmix64(state);
 }
 
 std::uint64_t Rng::next() {

@@ -8,7 +8,9 @@
 namespace winokit {
 
 namespace {
-bool is_ascii_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+bool is_ascii_blank(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
 // U+00A0 NO-BREAK SPACE is encoded as C2 A0 in UTF-8.
 constexpr unsigned char kNbspLead = 0xC2;
 constexpr unsigned char kNbspTrail = 0xA0;
@@ -19,8 +21,10 @@ bool nbsp_at(std::string_view s, std::size_t i) {
 }  // namespace
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_ascii_blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_ascii_blank(s.back())) s.remove_suffix(1);
+  while (!s.empty() && is_ascii_blank(s.front()))
+    s.remove_prefix(1);
+  while (!s.empty() && is_ascii_blank(s.back()))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -61,7 +65,9 @@ std::vector<std::string> split_whitespace(std::string_view s) {
   return out;
 }
 
-std::size_t count_words(std::string_view s) { return split_whitespace(s).size(); }
+std::size_t count_words(std::string_view s) {
+  return split_whitespace(s).size();
+}
 
 std::optional<double> parse_double(std::string_view s) {
   s = trim(s);

@@ -25,7 +25,7 @@ const std::vector<std::string> kColors = {"red", "green", "blue", "yellow", "pur
 const std::vector<std::string> kSizes = {"big", "small"};
 const std::vector<std::string> kNumbers = {"zero", "one", "two", "three", "four"};
 const std::map<std::string, std::array<std::uint8_t, 3>> kRgb = {
-    {"red", {220, 40, 40}},    {"green", {40, 170, 60}},   {"blue", {40, 80, 220}},
+    {"red", {220, 40, 40}},     {"green", {40, 170, 60}},   {"blue", {40, 80, 220}},
     {"yellow", {240, 210, 40}}, {"purple", {140, 60, 180}}, {"pink", {240, 130, 180}}};
 const std::set<std::string> kFunctionWords = {"a", "the", "and", "is", "of"};
 
@@ -71,7 +71,8 @@ bool matches(const NounPhrase& np, const SceneObject& o) {
 class Parser {
  public:
   Parser(const std::string& caption) : caption_(caption), words_(split_whitespace(caption)) {
-    for (auto& w : words_) w = to_lower_ascii(w);
+    for (auto& w : words_)
+      w = to_lower_ascii(w);
   }
   bool done() const { return pos_ >= words_.size(); }
   const std::string& peek() const {
@@ -228,7 +229,8 @@ Scene scene_from_json(const json& j, const Location& where) {
     s.width = j.at("width").get<int>();
     s.height = j.at("height").get<int>();
     auto bg = j.at("background");
-    for (std::size_t c = 0; c < 3; ++c) s.background[c] = bg.at(c).get<std::uint8_t>();
+    for (std::size_t c = 0; c < 3; ++c)
+      s.background[c] = bg.at(c).get<std::uint8_t>();
     for (const auto& o : j.at("objects")) {
       s.objects.push_back({o.at("shape").get<std::string>(), o.at("color").get<std::string>(),
                            o.at("size").get<std::string>(), o.at("x").get<double>(),
@@ -301,8 +303,12 @@ class Generator {
   SceneObject object(const std::string& shape, const std::string& color, double radius_frac,
                      double fx, double fy) {
     double r = radius_frac * W();
-    return {shape, color, radius_frac < kSmallThreshold ? "small" : "big", fx * W() + jitter(0.03),
-            fy * W() + jitter(0.03), r};
+    return {shape,
+            color,
+            radius_frac < kSmallThreshold ? "small" : "big",
+            fx * W() + jitter(0.03),
+            fy * W() + jitter(0.03),
+            r};
   }
 
   Scene blank(const std::array<std::uint8_t, 3>& bg) {
@@ -411,15 +417,16 @@ class Generator {
         // Cells of a 4 x 3 grid, shuffled.
         constexpr int kCols = 4, kRows = 3;
         std::vector<int> cells(kCols * kRows);
-        for (int c = 0; c < kCols * kRows; ++c) cells[static_cast<std::size_t>(c)] = c;
+        for (int c = 0; c < kCols * kRows; ++c)
+          cells[static_cast<std::size_t>(c)] = c;
         for (std::size_t c = cells.size() - 1; c > 0; --c) {
           std::swap(cells[c], cells[rng_.below(static_cast<std::uint32_t>(c + 1))]);
         }
         for (std::size_t m = 0; m < a + b; ++m) {
           int cell = cells[m];
           double fx = (cell % kCols + 0.5) / kCols, fy = (cell / kCols + 0.5) / kRows;
-          p.scenes[k].objects.push_back(object(m < a ? s1 : s2, m < a ? c1 : c2, kCountRadius,
-                                               fx, fy));
+          p.scenes[k].objects.push_back(
+              object(m < a ? s1 : s2, m < a ? c1 : c2, kCountRadius, fx, fy));
         }
       }
       p.captions = {kNumbers[n1] + " " + s1 + "s and " + kNumbers[n2] + " " + s2 + "s",

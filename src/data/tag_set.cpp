@@ -17,7 +17,8 @@ std::size_t line_of_key(const std::string& text, const std::string& key) {
   auto pos = text.find("\"" + key + "\"");
   if (pos == std::string::npos) return 0;
   std::size_t line = 1;
-  for (std::size_t i = 0; i < pos; ++i) line += text[i] == '\n';
+  for (std::size_t i = 0; i < pos; ++i)
+    line += text[i] == '\n';
   return line;
 }
 
@@ -42,7 +43,8 @@ TagSet load_tag_set(const std::string& spec, const Dataset& dataset) {
     doc = json::parse(text);
   } catch (const json::parse_error& e) {
     std::size_t line = 1;
-    for (std::size_t i = 0; i < e.byte && i < text.size(); ++i) line += text[i] == '\n';
+    for (std::size_t i = 0; i < e.byte && i < text.size(); ++i)
+      line += text[i] == '\n';
     throw InputError({file, line, ""}, std::string("malformed JSON: ") + e.what());
   }
   if (!doc.is_object()) {

@@ -25,7 +25,8 @@ std::optional<std::string> id_text(const json& value) {
 
 std::vector<std::size_t> Dataset::id_order() const {
   std::vector<std::size_t> order(examples.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  for (std::size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
   if (numeric_ids) {
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
       return *parse_int(examples[a].id) < *parse_int(examples[b].id);

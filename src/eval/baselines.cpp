@@ -47,7 +47,8 @@ class RandomScorer final : public Scorer {
     std::vector<PairScores> out(dataset.examples.size());
     for (std::size_t i = 0; i < out.size(); ++i) {
       Rng rng(derive_seed(seed_, "random-scorer/" + dataset.examples[i].id));
-      for (auto& v : out[i].s) v = rng.uniform();
+      for (auto& v : out[i].s)
+        v = rng.uniform();
     }
     return out;
   }
@@ -82,8 +83,8 @@ class SceneScorer final : public Scorer {
         for (int k = 0; k < 2; ++k) {
           const auto& caption = ex.captions[static_cast<std::size_t>(c)];
           const auto& scene = scenes[static_cast<std::size_t>(k)];
-          out[i].s[pair_index(c, k)] = oracle_ ? scene_truth(caption, scene)
-                                               : bag_of_words(caption, scene);
+          out[i].s[pair_index(c, k)] =
+              oracle_ ? scene_truth(caption, scene) : bag_of_words(caption, scene);
         }
       }
     }
@@ -97,7 +98,8 @@ class SceneScorer final : public Scorer {
     auto tokens = split_whitespace(caption);
     if (tokens.empty()) return 0.0;
     std::size_t hits = 0;
-    for (const auto& t : tokens) hits += words.count(to_lower_ascii(t));
+    for (const auto& t : tokens)
+      hits += words.count(to_lower_ascii(t));
     return static_cast<double>(hits) / static_cast<double>(tokens.size());
   }
   bool oracle_;

@@ -27,9 +27,11 @@ CompareResult compare_runs(const Dataset& dataset, const std::vector<Run>& runs,
   std::vector<std::vector<std::uint8_t>> bits;
   for (const auto& run : runs) {
     std::vector<Outcome> o;
-    for (const auto& s : run.scores) o.push_back(judge(s));
+    for (const auto& s : run.scores)
+      o.push_back(judge(s));
     std::vector<std::uint8_t> b;
-    for (std::size_t i : order) b.push_back(o[i].bits());
+    for (std::size_t i : order)
+      b.push_back(o[i].bits());
     out.names.push_back(run.name);
     out.sources.push_back(run.source);
     // Every run uses the same bootstrap stream, so the leaderboard's intervals are paired too.

@@ -22,9 +22,9 @@ Outcome judge(const PairScores& s) {
 
 std::string fold_method_text(const EvalOptions& o) {
   return "the paper's interval: examples split in id order into " + std::to_string(o.folds) +
-         " equal groups, mean of the group scores +- Student's t (" +
-         std::to_string(o.folds - 1) + " df) x standard error, " +
-         std::to_string(static_cast<int>(o.confidence * 100 + 0.5)) + "%";
+         " equal groups, mean of the group scores +- Student's t (" + std::to_string(o.folds - 1) +
+         " df) x standard error, " + std::to_string(static_cast<int>(o.confidence * 100 + 0.5)) +
+         "%";
 }
 
 std::string bootstrap_method_text(const EvalOptions& o) {
@@ -68,7 +68,8 @@ GroupStats group_stats(const std::string& name, const std::vector<std::size_t>& 
     s.value = static_cast<double>(s.correct) / static_cast<double>(g.n);
     std::vector<double> values;
     values.reserve(bits.size());
-    for (auto b : bits) values.push_back((b >> m) & 1u);
+    for (auto b : bits)
+      values.push_back((b >> m) & 1u);
     s.fold_t = fold_t_interval(values, options.folds, options.confidence);
     s.bootstrap_percentile = boot.percentile[m];
     s.bootstrap_bca = boot.bca[m];
@@ -94,8 +95,7 @@ Breakdown make_breakdown(std::string key, std::string title, std::string note,
     if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
   }
   for (const auto& name : order) {
-    b.groups.push_back(
-        group_stats(name, members.at(name), outcomes, options, b.key + "/" + name));
+    b.groups.push_back(group_stats(name, members.at(name), outcomes, options, b.key + "/" + name));
   }
   return b;
 }
@@ -114,7 +114,8 @@ EvalResult evaluate(const Dataset& dataset, const std::vector<PairScores>& score
   EvalResult r;
   r.options = options;
   r.outcomes.reserve(scores.size());
-  for (const auto& s : scores) r.outcomes.push_back(judge(s));
+  for (const auto& s : scores)
+    r.outcomes.push_back(judge(s));
 
   const std::vector<std::size_t> order = dataset.id_order();
   r.overall = group_stats("Overall", order, r.outcomes, options, "overall");
@@ -129,17 +130,18 @@ EvalResult evaluate(const Dataset& dataset, const std::vector<PairScores>& score
     }
     if (options.secondary == SecondaryGrouping::Membership) {
       std::set<std::string> unique(ex.secondary_tags.begin(), ex.secondary_tags.end());
-      for (const auto& t : unique) secondary[t].push_back(i);
+      for (const auto& t : unique)
+        secondary[t].push_back(i);
     } else if (ex.secondary_tags.size() == 1) {
       secondary[ex.secondary_tags[0]].push_back(i);
     }
     if (!ex.tag.empty()) fine[ex.tag].push_back(i);
   }
   if (!collapsed.empty()) {
-    r.breakdowns.push_back(make_breakdown(
-        "collapsed_tag", "Linguistic tag (collapsed)",
-        "examples grouped by collapsed_tag (the paper's Table 4)", collapsed,
-        {"Object", "Relation", "Both"}, r.outcomes, options));
+    r.breakdowns.push_back(make_breakdown("collapsed_tag", "Linguistic tag (collapsed)",
+                                          "examples grouped by collapsed_tag (the paper's Table 4)",
+                                          collapsed, {"Object", "Relation", "Both"}, r.outcomes,
+                                          options));
   }
   if (!preds.empty()) {
     r.breakdowns.push_back(make_breakdown("num_main_preds", "Number of main predicates",
@@ -175,7 +177,8 @@ EvalResult evaluate(const Dataset& dataset, const std::vector<PairScores>& score
         continue;
       }
       std::set<std::string> unique(tags->begin(), tags->end());
-      for (const auto& t : unique) groups[t].push_back(i);
+      for (const auto& t : unique)
+        groups[t].push_back(i);
     }
     r.breakdowns.push_back(make_breakdown(
         "tags:" + set.name, "Tag set: " + set.name,

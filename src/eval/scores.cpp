@@ -47,14 +47,13 @@ class Collector {
                        "the id is not in " + dataset_.examples_path.string());
     }
     if (!std::isfinite(value)) {
-      throw InputError({file_, line, field},
-                       "non-finite score for " + id + "_" + pair_label(pair));
+      throw InputError({file_, line, field}, "non-finite score for " + id + "_" + pair_label(pair));
     }
     auto& slot = values_[*index][pair];
     if (slot.line != 0) {
-      throw InputError({file_, line, field}, "duplicate score for " + id + "_" +
-                                                 pair_label(pair) + " (first on line " +
-                                                 std::to_string(slot.line) + ")");
+      throw InputError({file_, line, field}, "duplicate score for " + id + "_" + pair_label(pair) +
+                                                 " (first on line " + std::to_string(slot.line) +
+                                                 ")");
     }
     slot.value = value;
     slot.line = line;
@@ -130,8 +129,8 @@ void read_official(const std::vector<std::string_view>& lines, Collector& out,
     }
     const std::string label = label_it->get<std::string>();
     auto last = label.rfind('_');
-    auto before = last == std::string::npos || last == 0 ? std::string::npos
-                                                        : label.rfind('_', last - 1);
+    auto before =
+        last == std::string::npos || last == 0 ? std::string::npos : label.rfind('_', last - 1);
     std::optional<std::size_t> pair;
     if (before != std::string::npos && before > 0) {
       pair = parse_pair_suffix(std::string_view(label).substr(before + 1, last - before - 1),

@@ -13,8 +13,12 @@ namespace winokit {
 
 namespace bm = boost::math;
 
-double normal_cdf(double x) { return bm::cdf(bm::normal_distribution<double>(), x); }
-double normal_quantile(double p) { return bm::quantile(bm::normal_distribution<double>(), p); }
+double normal_cdf(double x) {
+  return bm::cdf(bm::normal_distribution<double>(), x);
+}
+double normal_quantile(double p) {
+  return bm::quantile(bm::normal_distribution<double>(), p);
+}
 double student_t_quantile(double p, double df) {
   return bm::quantile(bm::students_t_distribution<double>(df), p);
 }
@@ -47,10 +51,11 @@ std::optional<FoldInterval> fold_t_interval(const std::vector<double>& values, i
     out.fold_means.push_back(sum / static_cast<double>(size));
     start += size;
   }
-  double mean = std::accumulate(out.fold_means.begin(), out.fold_means.end(), 0.0) /
-                static_cast<double>(k);
+  double mean =
+      std::accumulate(out.fold_means.begin(), out.fold_means.end(), 0.0) / static_cast<double>(k);
   double ss = 0;
-  for (double m : out.fold_means) ss += (m - mean) * (m - mean);
+  for (double m : out.fold_means)
+    ss += (m - mean) * (m - mean);
   double sd = std::sqrt(ss / static_cast<double>(k - 1));
   double t = student_t_quantile((1.0 + confidence) / 2.0, static_cast<double>(k - 1));
   double half = t * sd / std::sqrt(static_cast<double>(k));
@@ -104,7 +109,8 @@ BootstrapIntervals bootstrap_proportions(const std::vector<std::uint8_t>& items,
       count[1] += (bits >> 1) & 1u;
       count[2] += (bits >> 2) & 1u;
     }
-    for (std::size_t m = 0; m < metrics; ++m) ++hist[m][count[m]];
+    for (std::size_t m = 0; m < metrics; ++m)
+      ++hist[m][count[m]];
   }
   const double scale = static_cast<double>(n);
   for (std::size_t m = 0; m < metrics; ++m) {
@@ -112,13 +118,15 @@ BootstrapIntervals bootstrap_proportions(const std::vector<std::uint8_t>& items,
                          histogram_quantile(hist[m], resamples, 1 - alpha / 2, 0, scale)};
     // BCa: the estimate is k / n; resampled counts below k and at k give the mid-rank share.
     std::size_t k = 0;
-    for (auto bits : items) k += (bits >> m) & 1u;
+    for (auto bits : items)
+      k += (bits >> m) & 1u;
     std::size_t below = 0, at_or_below = 0;
     for (std::size_t c = 0; c <= n; ++c) {
       if (c < k) below += hist[m][c];
       if (c <= k) at_or_below += hist[m][c];
     }
-    double share = static_cast<double>(below + at_or_below) / (2.0 * static_cast<double>(resamples));
+    double share =
+        static_cast<double>(below + at_or_below) / (2.0 * static_cast<double>(resamples));
     const double floor_share = 0.5 / static_cast<double>(resamples);
     share = std::clamp(share, floor_share, 1.0 - floor_share);
     const double z0 = normal_quantile(share);
@@ -130,8 +138,8 @@ BootstrapIntervals bootstrap_proportions(const std::vector<std::uint8_t>& items,
       const double jk_mean =
           (static_cast<double>(k) * with_one + static_cast<double>(n - k) * with_zero) / scale;
       const double d1 = jk_mean - with_one, d0 = jk_mean - with_zero;
-      const double num = static_cast<double>(k) * d1 * d1 * d1 +
-                         static_cast<double>(n - k) * d0 * d0 * d0;
+      const double num =
+          static_cast<double>(k) * d1 * d1 * d1 + static_cast<double>(n - k) * d0 * d0 * d0;
       const double den = static_cast<double>(k) * d1 * d1 + static_cast<double>(n - k) * d0 * d0;
       if (den > 0) accel = num / (6.0 * std::pow(den, 1.5));
     }
@@ -226,9 +234,11 @@ std::vector<double> average_ranks(const std::vector<double>& values) {
   std::size_t i = 0;
   while (i < order.size()) {
     std::size_t j = i;
-    while (j + 1 < order.size() && values[order[j + 1]] == values[order[i]]) ++j;
+    while (j + 1 < order.size() && values[order[j + 1]] == values[order[i]])
+      ++j;
     const double rank = (static_cast<double>(i) + static_cast<double>(j)) / 2.0 + 1.0;
-    for (std::size_t k = i; k <= j; ++k) ranks[order[k]] = rank;
+    for (std::size_t k = i; k <= j; ++k)
+      ranks[order[k]] = rank;
     i = j + 1;
   }
   return ranks;

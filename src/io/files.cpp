@@ -81,13 +81,15 @@ void OutputSet::commit() {
       temporaries.push_back(tmp);
     }
   } catch (...) {
-    for (const auto& tmp : temporaries) ::unlink(tmp.c_str());
+    for (const auto& tmp : temporaries)
+      ::unlink(tmp.c_str());
     throw;
   }
   for (std::size_t i = 0; i < files_.size(); ++i) {
     if (::rename(temporaries[i].c_str(), files_[i].first.c_str()) != 0) {
       int saved = errno;
-      for (std::size_t j = i; j < temporaries.size(); ++j) ::unlink(temporaries[j].c_str());
+      for (std::size_t j = i; j < temporaries.size(); ++j)
+        ::unlink(temporaries[j].c_str());
       throw IoError(files_[i].first.string() + ": rename failed: " + std::strerror(saved));
     }
   }

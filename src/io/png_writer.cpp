@@ -17,7 +17,8 @@ void flush_nothing(png_structp) {}
 std::string encode_png_rgb8(const std::vector<std::uint8_t>& rgb, int width, int height) {
   constexpr int kChannels = 3;
   if (width <= 0 || height <= 0 ||
-      rgb.size() != static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * kChannels) {
+      rgb.size() !=
+          static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * kChannels) {
     throw Error("encode_png_rgb8: pixel buffer does not match " + std::to_string(width) + "x" +
                 std::to_string(height) + "x3");
   }

@@ -22,10 +22,10 @@ void group_rows(std::ostringstream& out, const std::string& breakdown, const Gro
     char p[32];
     std::snprintf(p, sizeof p, "%.6g", s.p_vs_chance);
     out << csv_escape(breakdown) << ',' << csv_escape(g.name) << ',' << g.n << ','
-        << kMetricNames[m] << ',' << num(s.value) << ',' << s.correct << ','
-        << num(kChance[m]) << ',' << (s.fold_t ? num(s.fold_t->ci.low) : "") << ','
-        << (s.fold_t ? num(s.fold_t->ci.high) : "") << ',' << num(s.bootstrap_percentile.low)
-        << ',' << num(s.bootstrap_percentile.high) << ',' << num(s.bootstrap_bca.low) << ','
+        << kMetricNames[m] << ',' << num(s.value) << ',' << s.correct << ',' << num(kChance[m])
+        << ',' << (s.fold_t ? num(s.fold_t->ci.low) : "") << ','
+        << (s.fold_t ? num(s.fold_t->ci.high) : "") << ',' << num(s.bootstrap_percentile.low) << ','
+        << num(s.bootstrap_percentile.high) << ',' << num(s.bootstrap_bca.low) << ','
         << num(s.bootstrap_bca.high) << ',' << p << ',' << (s.above_chance ? "true" : "false")
         << '\n';
   }
@@ -38,7 +38,8 @@ std::string csv_report(const EvalResult& r, const ReportContext&) {
   out << kHeader;
   group_rows(out, "overall", r.overall);
   for (const auto& b : r.breakdowns) {
-    for (const auto& g : b.groups) group_rows(out, b.key, g);
+    for (const auto& g : b.groups)
+      group_rows(out, b.key, g);
   }
   return out.str();
 }
@@ -46,7 +47,8 @@ std::string csv_report(const EvalResult& r, const ReportContext&) {
 std::string csv_compare(const CompareResult& c) {
   std::ostringstream out;
   out << kHeader;
-  for (const auto& g : c.leaderboard) group_rows(out, "leaderboard", g);
+  for (const auto& g : c.leaderboard)
+    group_rows(out, "leaderboard", g);
   return out.str();
 }
 

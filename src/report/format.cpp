@@ -47,14 +47,14 @@ std::string html_escape(const std::string& text) {
 }
 
 json options_json(const EvalOptions& o) {
-  return {{"seed", o.seed},
-          {"bootstrap_resamples", o.bootstrap_resamples},
-          {"confidence", o.confidence},
-          {"folds", o.folds},
-          {"alpha", o.alpha},
-          {"secondary_grouping",
-           o.secondary == SecondaryGrouping::Membership ? "membership" : "exact"},
-          {"threads", 1}};
+  return {
+      {"seed", o.seed},
+      {"bootstrap_resamples", o.bootstrap_resamples},
+      {"confidence", o.confidence},
+      {"folds", o.folds},
+      {"alpha", o.alpha},
+      {"secondary_grouping", o.secondary == SecondaryGrouping::Membership ? "membership" : "exact"},
+      {"threads", 1}};
 }
 
 ReportContext make_context(const Dataset& dataset, const std::string& model, const json& scorer,

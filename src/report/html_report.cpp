@@ -30,8 +30,7 @@ std::string fmt(double v) {
 std::string legend() {
   std::string out = "<p class=\"legend\">";
   for (std::size_t m = 0; m < kMetricCount; ++m) {
-    out += "<span style=\"background:" + std::string(kColors[m]) + "\"></span>" +
-           kMetricNames[m];
+    out += "<span style=\"background:" + std::string(kColors[m]) + "\"></span>" + kMetricNames[m];
   }
   return out + " &nbsp; whiskers: bootstrap percentile interval; dashed: chance</p>";
 }
@@ -58,8 +57,7 @@ std::string group_table(const std::vector<GroupStats>& groups) {
 std::string page(const std::string& title, const std::string& body) {
   return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>" +
-         html_escape(title) + "</title>" + kStyle + "</head><body>\n" + body +
-         "\n</body></html>\n";
+         html_escape(title) + "</title>" + kStyle + "</head><body>\n" + body + "\n</body></html>\n";
 }
 
 }  // namespace
@@ -67,7 +65,8 @@ std::string page(const std::string& title, const std::string& body) {
 std::string svg_group_chart(const std::vector<GroupStats>& groups, const std::string& title) {
   constexpr double kBar = 16, kGap = 28, kTop = 28, kPlot = 220, kLeft = 44, kBottom = 90;
   const double cluster = kBar * 3 + kGap;
-  const double width = kLeft + cluster * static_cast<double>(std::max<std::size_t>(groups.size(), 1)) + 10;
+  const double width =
+      kLeft + cluster * static_cast<double>(std::max<std::size_t>(groups.size(), 1)) + 10;
   const double height = kTop + kPlot + kBottom;
   auto y_of = [&](double proportion) { return kTop + kPlot * (1.0 - proportion); };
   std::ostringstream s;
@@ -89,8 +88,8 @@ std::string svg_group_chart(const std::vector<GroupStats>& groups, const std::st
       double y = y_of(st.value);
       s << "<rect x=\"" << fmt(x) << "\" y=\"" << fmt(y) << "\" width=\"" << kBar - 2
         << "\" height=\"" << fmt(kTop + kPlot - y) << "\" fill=\"" << kColors[m] << "\"><title>"
-        << html_escape(g.name) << " " << kMetricNames[m] << ": " << percent(st.value) << " (N="
-        << g.n << ")</title></rect>";
+        << html_escape(g.name) << " " << kMetricNames[m] << ": " << percent(st.value)
+        << " (N=" << g.n << ")</title></rect>";
       if (st.bootstrap_percentile.valid()) {
         double cx = x + (kBar - 2) / 2;
         double lo = y_of(st.bootstrap_percentile.low), hi = y_of(st.bootstrap_percentile.high);
@@ -106,8 +105,8 @@ std::string svg_group_chart(const std::vector<GroupStats>& groups, const std::st
     double ly = kTop + kPlot + 12;
     s << "<text x=\"" << fmt(lx) << "\" y=\"" << fmt(ly) << "\" font-size=\"11\" "
       << "text-anchor=\"end\" transform=\"rotate(-35 " << fmt(lx) << " " << fmt(ly) << ")\">"
-      << html_escape(g.name.size() > 28 ? g.name.substr(0, 27) + "..." : g.name) << " ("
-      << g.n << ")</text>";
+      << html_escape(g.name.size() > 28 ? g.name.substr(0, 27) + "..." : g.name) << " (" << g.n
+      << ")</text>";
   }
   s << "</svg>";
   return s.str();
@@ -117,10 +116,9 @@ std::string html_report(const EvalResult& r, const ReportContext& ctx) {
   std::ostringstream b;
   b << "<h1>Winoground report: " << html_escape(ctx.model) << "</h1>";
   b << "<p class=\"note\">" << r.overall.n << " examples from <code>"
-    << html_escape(ctx.provenance["dataset"]["examples"].get<std::string>())
-    << "</code> (sha256 " << ctx.provenance["dataset"]["sha256"].get<std::string>().substr(0, 12)
-    << "&hellip;), winokit " << html_escape(ctx.provenance["version"].get<std::string>())
-    << ".</p>";
+    << html_escape(ctx.provenance["dataset"]["examples"].get<std::string>()) << "</code> (sha256 "
+    << ctx.provenance["dataset"]["sha256"].get<std::string>().substr(0, 12) << "&hellip;), winokit "
+    << html_escape(ctx.provenance["version"].get<std::string>()) << ".</p>";
   b << "<h2>Overall</h2>" << legend() << "<div class=\"chart\">"
     << svg_group_chart({r.overall}, "Overall") << "</div>";
   b << "<table><tr><th>Metric</th><th>Score</th><th>Chance</th><th>t over " << r.options.folds
@@ -141,9 +139,10 @@ std::string html_report(const EvalResult& r, const ReportContext& ctx) {
     << html_escape(bootstrap_method_text(r.options)) << "; "
     << html_escape(chance_test_text(r.options)) << ".</p>";
   for (const auto& bd : r.breakdowns) {
-    b << "<h2>" << html_escape(bd.title) << "</h2><p class=\"note\">Grouping: "
-      << html_escape(bd.note) << ".</p>" << legend() << "<div class=\"chart\">"
-      << svg_group_chart(bd.groups, bd.title) << "</div>" << group_table(bd.groups);
+    b << "<h2>" << html_escape(bd.title)
+      << "</h2><p class=\"note\">Grouping: " << html_escape(bd.note) << ".</p>" << legend()
+      << "<div class=\"chart\">" << svg_group_chart(bd.groups, bd.title) << "</div>"
+      << group_table(bd.groups);
   }
   if (!r.correlations.empty()) {
     b << "<h2>Correlations</h2><table><tr><th>Covariate</th><th>Metric</th><th>N</th>"
@@ -175,8 +174,8 @@ std::string html_compare(const CompareResult& c, const nlohmann::json& provenanc
     char pv[32];
     std::snprintf(pv, sizeof pv, "%.3g", p.p_mcnemar);
     b << "<tr><td>" << html_escape(p.a) << "</td><td>" << html_escape(p.b) << "</td><td>"
-      << kMetricNames[p.metric] << "</td><td>" << percent(p.difference) << "</td><td>"
-      << p.a_only << "</td><td>" << p.b_only << "</td><td>" << pv << "</td><td>"
+      << kMetricNames[p.metric] << "</td><td>" << percent(p.difference) << "</td><td>" << p.a_only
+      << "</td><td>" << p.b_only << "</td><td>" << pv << "</td><td>"
       << interval_text(p.paired_bootstrap) << "</td></tr>";
   }
   b << "</table><p class=\"note\">" << html_escape(bootstrap_method_text(c.options))

@@ -20,7 +20,8 @@ json metric_json(const MetricStats& s, std::size_t m, std::size_t n, const EvalO
   json fold = nullptr;
   if (s.fold_t) {
     json folds = json::array();
-    for (double f : s.fold_t->fold_means) folds.push_back(pct(f));
+    for (double f : s.fold_t->fold_means)
+      folds.push_back(pct(f));
     fold = interval_json(s.fold_t->ci, fold_method_text(o));
     fold["mean"] = pct(s.fold_t->mean);
     fold["fold_percents"] = folds;
@@ -70,9 +71,10 @@ json json_report(const EvalResult& r, const ReportContext& ctx) {
   json breakdowns = json::array();
   for (const auto& b : r.breakdowns) {
     json groups = json::array();
-    for (const auto& g : b.groups) groups.push_back(group_json(g, r.options));
-    breakdowns.push_back({{"key", b.key}, {"title", b.title}, {"grouping", b.note},
-                          {"groups", groups}});
+    for (const auto& g : b.groups)
+      groups.push_back(group_json(g, r.options));
+    breakdowns.push_back(
+        {{"key", b.key}, {"title", b.title}, {"grouping", b.note}, {"groups", groups}});
   }
   json correlations = json::array();
   for (const auto& c : r.correlations) {
@@ -106,8 +108,9 @@ json json_compare(const CompareResult& c, const json& provenance) {
                      {"a_only", p.a_only},
                      {"b_only", p.b_only},
                      {"mcnemar_exact_p", p.p_mcnemar},
-                     {"paired_bootstrap", interval_json(p.paired_bootstrap, "paired bootstrap "
-                                                                            "percentile")}});
+                     {"paired_bootstrap", interval_json(p.paired_bootstrap,
+                                                        "paired bootstrap "
+                                                        "percentile")}});
   }
   json runs = json::array();
   for (std::size_t i = 0; i < c.names.size(); ++i) {
@@ -131,21 +134,21 @@ std::string per_example_jsonl(const Dataset& dataset, const std::vector<PairScor
     const Example& ex = dataset.examples[i];
     const Outcome& o = result.outcomes[i];
     nlohmann::json s;
-    for (std::size_t p = 0; p < 4; ++p) s[pair_label(p)] = scores[i].s[p];
-    nlohmann::json line = {{"id", dataset.numeric_ids ? nlohmann::json(std::stoll(ex.id))
-                                                      : nlohmann::json(ex.id)},
-                           {"scores", s},
-                           {"text", o.text},
-                           {"image", o.image},
-                           {"group", o.group},
-                           {"text_ties", o.text_ties},
-                           {"image_ties", o.image_ties},
-                           {"tag", ex.tag},
-                           {"secondary_tags", ex.secondary_tags},
-                           {"collapsed_tag", ex.collapsed_tag},
-                           {"num_main_preds", ex.num_main_preds
-                                                  ? nlohmann::json(*ex.num_main_preds)
-                                                  : nlohmann::json(nullptr)}};
+    for (std::size_t p = 0; p < 4; ++p)
+      s[pair_label(p)] = scores[i].s[p];
+    nlohmann::json line = {
+        {"id", dataset.numeric_ids ? nlohmann::json(std::stoll(ex.id)) : nlohmann::json(ex.id)},
+        {"scores", s},
+        {"text", o.text},
+        {"image", o.image},
+        {"group", o.group},
+        {"text_ties", o.text_ties},
+        {"image_ties", o.image_ties},
+        {"tag", ex.tag},
+        {"secondary_tags", ex.secondary_tags},
+        {"collapsed_tag", ex.collapsed_tag},
+        {"num_main_preds",
+         ex.num_main_preds ? nlohmann::json(*ex.num_main_preds) : nlohmann::json(nullptr)}};
     if (!tag_sets.empty()) {
       nlohmann::json sets = nlohmann::json::object();
       for (const auto& t : tag_sets) {

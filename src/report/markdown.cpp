@@ -61,14 +61,15 @@ std::string markdown_report(const EvalResult& r, const ReportContext& ctx) {
     const auto& s = o.metrics[m];
     md << "| " << kMetricNames[m] << " | " << percent(s.value) << " | "
        << (s.fold_t ? interval_text(s.fold_t->ci) : "n/a") << " | "
-       << interval_text(s.bootstrap_percentile) << " | " << interval_text(s.bootstrap_bca)
-       << " | " << p_text(s.p_vs_chance) << " | " << (s.above_chance ? "yes" : "no") << " |\n";
+       << interval_text(s.bootstrap_percentile) << " | " << interval_text(s.bootstrap_bca) << " | "
+       << p_text(s.p_vs_chance) << " | " << (s.above_chance ? "yes" : "no") << " |\n";
   }
   md << "\nMethods: " << fold_method_text(r.options) << "; " << bootstrap_method_text(r.options)
      << "; " << chance_test_text(r.options) << ".\n";
 
   for (const auto& b : r.breakdowns) {
-    md << "\n### " << b.title << "\n\n" << "Grouping: " << b.note << ".\n\n";
+    md << "\n### " << b.title << "\n\n"
+       << "Grouping: " << b.note << ".\n\n";
     md << "| Group | N | Text | Image | Group | Above chance |\n|---|---:|---:|---:|---:|---|\n";
     for (const auto& g : b.groups) {
       md << "| " << g.name << " | " << g.n << " | " << percent(g.metrics[kText].value) << " | "
@@ -82,8 +83,8 @@ std::string markdown_report(const EvalResult& r, const ReportContext& ctx) {
     md << "| Covariate | Metric | N | Pearson r | p | Spearman rho | p |\n";
     md << "|---|---|---:|---:|---:|---:|---:|\n";
     for (const auto& c : r.correlations) {
-      md << "| " << c.covariate << " | " << kMetricNames[c.metric] << " | " << c.pearson.n
-         << " | " << r_text(c.pearson.r) << " | "
+      md << "| " << c.covariate << " | " << kMetricNames[c.metric] << " | " << c.pearson.n << " | "
+         << r_text(c.pearson.r) << " | "
          << (std::isfinite(c.pearson.p) ? p_text(c.pearson.p) : "n/a") << " | "
          << r_text(c.spearman.r) << " | "
          << (std::isfinite(c.spearman.p) ? p_text(c.spearman.p) : "n/a") << " |\n";
@@ -98,8 +99,8 @@ std::string markdown_compare(const CompareResult& c) {
   std::ostringstream md;
   const int level = static_cast<int>(c.options.confidence * 100 + 0.5);
   md << "## Leaderboard (N = " << (c.leaderboard.empty() ? 0 : c.leaderboard[0].n) << ")\n\n";
-  md << "| Rank | Run | Text | Image | Group | Group " << level
-     << "% bootstrap | Group " << level << "% t over " << c.options.folds << " folds |\n";
+  md << "| Rank | Run | Text | Image | Group | Group " << level << "% bootstrap | Group " << level
+     << "% t over " << c.options.folds << " folds |\n";
   md << "|---:|---|---:|---:|---:|---:|---:|\n";
   for (std::size_t i = 0; i < c.leaderboard.size(); ++i) {
     const auto& g = c.leaderboard[i];
@@ -112,8 +113,8 @@ std::string markdown_compare(const CompareResult& c) {
   md << "| - | Random chance | " << percent(kChance[kText]) << " | " << percent(kChance[kImage])
      << " | " << percent(kChance[kGroup]) << " | | |\n";
   md << "\n### Pairwise differences on the same examples\n\n";
-  md << "| A | B | Metric | A - B | A only | B only | McNemar exact p | Paired bootstrap "
-     << level << "% |\n|---|---|---|---:|---:|---:|---:|---:|\n";
+  md << "| A | B | Metric | A - B | A only | B only | McNemar exact p | Paired bootstrap " << level
+     << "% |\n|---|---|---|---:|---:|---:|---:|---:|\n";
   for (const auto& p : c.pairwise) {
     md << "| " << p.a << " | " << p.b << " | " << kMetricNames[p.metric] << " | "
        << percent(p.difference) << " | " << p.a_only << " | " << p.b_only << " | "

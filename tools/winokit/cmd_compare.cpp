@@ -38,9 +38,8 @@ int run(const CompareFlags& f) {
   for (const auto& spec : f.runs) {
     auto [name, file] = split_run(spec);
     LoadedScores loaded = load_scores(file, dataset);
-    nlohmann::json source = {{"file", file},
-                             {"sha256", loaded.sha256},
-                             {"format", to_string(loaded.format)}};
+    nlohmann::json source = {
+        {"file", file}, {"sha256", loaded.sha256}, {"format", to_string(loaded.format)}};
     sources.push_back(source);
     runs.push_back({name, std::move(loaded.scores), source});
   }

@@ -41,8 +41,9 @@ int run(const DemoFlags& f) {
     EvalRun r = run_evaluation(req, *scorer, kind);
     OutputSet out;
     const std::string stem = (dir / kind).string();
-    add_eval_outputs(r, {stem + ".json", "", stem + ".per-example.jsonl", stem + ".scores.jsonl",
-                         stem + ".html", ""},
+    add_eval_outputs(r,
+                     {stem + ".json", "", stem + ".per-example.jsonl", stem + ".scores.jsonl",
+                      stem + ".html", ""},
                      out);
     out.commit();
     std::cout << "\n" << r.markdown;
@@ -50,8 +51,8 @@ int run(const DemoFlags& f) {
   }
   Dataset dataset = load_dataset(data);
   CompareResult c = compare_runs(dataset, runs, req.options);
-  nlohmann::json provenance = {{"tool", "winokit"}, {"version", kVersion},
-                               {"dataset", data.string()}};
+  nlohmann::json provenance = {
+      {"tool", "winokit"}, {"version", kVersion}, {"dataset", data.string()}};
   OutputSet out;
   out.add((dir / "compare.html").string(), html_compare(c, provenance));
   out.commit();

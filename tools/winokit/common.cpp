@@ -28,8 +28,7 @@ int guarded(const std::function<int()>& body) {
 }
 
 void StatFlags::add_to(CLI::App& app) {
-  app.add_option("--seed", options.seed, "Seed of the bootstrap resampling")
-      ->capture_default_str();
+  app.add_option("--seed", options.seed, "Seed of the bootstrap resampling")->capture_default_str();
   app.add_option("--bootstrap", options.bootstrap_resamples, "Bootstrap resamples")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{2}, std::size_t{10'000'000}));
@@ -51,7 +50,8 @@ void StatFlags::add_to(CLI::App& app) {
 
 EvalOptions StatFlags::resolve() const {
   EvalOptions o = options;
-  o.secondary = secondary == "exact" ? SecondaryGrouping::ExactSingle : SecondaryGrouping::Membership;
+  o.secondary =
+      secondary == "exact" ? SecondaryGrouping::ExactSingle : SecondaryGrouping::Membership;
   return o;
 }
 

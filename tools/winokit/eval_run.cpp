@@ -10,7 +10,8 @@ EvalRun run_evaluation(Dataset dataset, const EvalRequest& req, Scorer& scorer,
                        const std::string& name) {
   EvalRun r;
   r.dataset = std::move(dataset);
-  for (const auto& spec : req.tags) r.inputs.tag_sets.push_back(load_tag_set(spec, r.dataset));
+  for (const auto& spec : req.tags)
+    r.inputs.tag_sets.push_back(load_tag_set(spec, r.dataset));
   for (const auto& file : req.covariates) {
     auto covs = load_covariates(file, r.dataset);
     r.inputs.covariates.insert(r.inputs.covariates.end(), covs.begin(), covs.end());

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# End-to-end tests of the winokit CLI on synthetic datasets and score files it makes itself.
+# Usage: run_cli_tests.sh PATH/TO/winokit
+set -u
+WINOKIT=$(realpath "${1:?usage: run_cli_tests.sh PATH/TO/winokit}")
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK" || exit 1
+passed=0
+failed=0
+
+ok() { passed=$((passed + 1)); echo "ok   - $1"; }
+not_ok() { failed=$((failed + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/       /'; }
+
+# expect NAME RC PATTERN -- COMMAND...: exit code RC and PATTERN (grep -E) in stdout+stderr.
+expect() {
+  local name=$1 want_rc=$2 pattern=$3
+  shift 4
+  local out rc
+  out=$("$@" 2>&1)
+  rc=$?
+  if [ "$rc" -ne "$want_rc" ]; then
+    not_ok "$name (exit $rc, wanted $want_rc)" "$(echo "$out" | tail -5)"
+  elif [ -n "$pattern" ] && ! echo "$out" | grep -qE -- "$pattern"; then
+    not_ok "$name (output lacks /$pattern/)" "$(echo "$out" | tail -8)"
+  else
+    ok "$name"
+  fi
+}
+
+# --- synthetic data ---
+expect "synth writes a dataset" 0 "wrote 35 examples" -- "$WINOKIT" synth --out syn --count 35 --seed 3 --image-size 64
+expect "synth refuses to overwrite" 3 "already exists.*--force" -- "$WINOKIT" synth --out syn --count 35
+expect "synth --zip" 0 "wrote" -- "$WINOKIT" synth --out synzip --count 35 --seed 3 --image-size 64 --zip
+[ -f synzip/images.zip ] && [ ! -d synzip/images ] && ok "zip layout" || not_ok "zip layout"
+cmp -s syn/examples.jsonl synzip/examples.jsonl && ok "synth is deterministic" || not_ok "synth is deterministic"
+mkdir -p clone/data && cp syn/examples.jsonl clone/data/
+
+# --- eval with baselines ---
+expect "oracle scores 100" 0 "\| oracle \| 100.00 \| 100.00 \| 100.00 \|" -- "$WINOKIT" eval --data syn --scorer oracle --bootstrap 200
+expect "bag-of-words ties explain its zero" 0 "Ties: 140 of 140 comparisons" -- "$WINOKIT" eval --data syn --scorer bag-of-words --bootstrap 200
+expect "oracle on the zip dataset" 0 "\| oracle \| 100.00" -- "$WINOKIT" eval --data synzip --scorer oracle --bootstrap 200
+expect "eval accepts a clone's parent folder" 0 "N = 35" -- "$WINOKIT" eval --data clone --scorer random --bootstrap 200
+
+# --- every output, then re-score the written files ---
+expect "eval writes every output" 0 "" -- "$WINOKIT" eval --data syn --scorer random --seed 5 --bootstrap 500 \
+  --json r.json --csv r.csv --per-example r.per.jsonl --scores-out r.scores.jsonl --html r.html --markdown r.md
+for f in r.json r.csv r.per.jsonl r.scores.jsonl r.html r.md; do
+  [ -s "$f" ] && ok "wrote $f" || not_ok "wrote $f"
+done
+[ "$(wc -l < r.scores.jsonl)" -eq 140 ] && ok "official scores: 4 lines per example" || not_ok "official scores line count"
+[ "$(wc -l < r.per.jsonl)" -eq 35 ] && ok "per-example: 1 line per example" || not_ok "per-example line count"
+grep -q '"sha256"' r.json && grep -q '"bootstrap_resamples": 500' r.json && ok "json has hashes and options" || not_ok "json provenance"
+"$WINOKIT" eval --data syn --scores r.scores.jsonl --name random --seed 5 --bootstrap 500 --markdown again.md >/dev/null 2>&1
+cmp -s r.md again.md && ok "re-scoring the official scores reproduces the tables" || not_ok "re-score reproduces tables" "$(diff r.md again.md | head)"
+"$WINOKIT" eval --data syn --scores r.per.jsonl --name random --seed 5 --bootstrap 500 --markdown again2.md >/dev/null 2>&1
+cmp -s r.md again2.md && ok "per-example JSONL is a scores file too" || not_ok "per-example as scores"
+# Table format with extra columns, upper-case headers and no-break spaces.
+{
+  printf 'id\xc2\xa0model C0I0 C0I1 C1I0 C1I1\n'
+  grep -o '"label":"[^"]*","score":[^}]*' r.scores.jsonl | sed -E 's/"label":"([^_]+)_c([01])_i([01])","score":(.*)/\1 \2\3 \4/' |
+    awk '{v[$1","$2]=$3; ids[$1]=1} END {for (i in ids) printf "%s\xc2\xa0m %s %s %s %s\n", i, v[i",00"], v[i",01"], v[i",10"], v[i",11"]}'
+} > table.txt
+"$WINOKIT" eval --data syn --scores table.txt --name random --seed 5 --bootstrap 500 --markdown again3.md >/dev/null 2>&1
+cmp -s r.md again3.md && ok "white-space table with NBSP gives the same tables" || not_ok "table format" "$(head -3 table.txt)"
+
+# --- tag sets, covariates, grouping option ---
+printf '{"0": [], "1": ["Unusual Image"], "2": ["Unusual Image", "Visually Difficult"]}\n' > hard.json
+printf 'id,perplexity\n' > ppl.csv; for i in $(seq 0 34); do echo "$i,$((i * 7 % 11))" >> ppl.csv; done
+expect "extra tag set with No Tag group" 0 "\| No Tag \| 1 \|" -- "$WINOKIT" eval --data syn --scorer oracle --bootstrap 100 --tags hard.json
+expect "named tag set" 0 "Tag set: why" -- "$WINOKIT" eval --data syn --scorer oracle --bootstrap 100 --tags why=hard.json
+expect "covariate correlations" 0 "\| perplexity \| group \| 35 \|" -- "$WINOKIT" eval --data syn --scorer random --bootstrap 100 --covariate ppl.csv
+expect "exact secondary grouping is stated" 0 "exact: only examples whose secondary_tag is exactly one tag" -- "$WINOKIT" eval --data syn --scorer oracle --bootstrap 100 --secondary-grouping exact
+
+# --- compare ---
+"$WINOKIT" eval --data syn --scorer oracle --bootstrap 100 --scores-out oracle.jsonl --quiet
+expect "compare: leaderboard and McNemar" 0 "\| 1 \| oracle \| 100.00" -- "$WINOKIT" compare oracle.jsonl rnd=r.scores.jsonl --data syn --bootstrap 300 --json cmp.json --html cmp.html --csv cmp.csv
+grep -q '"mcnemar_exact_p"' cmp.json && [ -s cmp.html ] && [ -s cmp.csv ] && ok "compare outputs" || not_ok "compare outputs"
+expect "compare needs two runs" 2 "" -- "$WINOKIT" compare oracle.jsonl --data syn
+
+# --- bad input: clear message, non-zero exit, nothing written ---
+head -n 139 r.scores.jsonl > missing.jsonl
+expect "missing score" 2 "missing score for 34_c1_i1" -- "$WINOKIT" eval --data syn --scores missing.jsonl --json never.json --html never.html
+[ ! -e never.json ] && [ ! -e never.html ] && ok "nothing written on invalid input" || not_ok "nothing written on invalid input"
+{ cat r.scores.jsonl; head -n 1 r.scores.jsonl; } > dup.jsonl
+expect "duplicate score" 2 "dup.jsonl:141: field 'score': duplicate score for 0_c0_i0 \(first on line 1\)" -- "$WINOKIT" eval --data syn --scores dup.jsonl
+sed '5s/"score":[^}]*/"score":NaN/' r.scores.jsonl > nan.jsonl
+expect "non-finite score" 2 "nan.jsonl:5: field 'score': non-finite" -- "$WINOKIT" eval --data syn --scores nan.jsonl
+sed '9s/"label":"2_/"label":"999_/' r.scores.jsonl > unknown.jsonl
+expect "unknown id" 2 "unknown.jsonl:9: field 'score': unknown example id '999'" -- "$WINOKIT" eval --data syn --scores unknown.jsonl
+sed '7s/.*/{"label": oops/' r.scores.jsonl > broken.jsonl
+expect "malformed line" 2 "broken.jsonl:7: malformed JSON" -- "$WINOKIT" eval --data syn --scores broken.jsonl
+mkdir -p badds && { head -n 3 syn/examples.jsonl; echo '{"id": 99, "caption_0": "x"}'; } > badds/examples.jsonl
+expect "bad examples.jsonl names line and field" 2 "badds/examples.jsonl:4: field 'caption_1': missing" -- "$WINOKIT" eval --data badds --scorer random
+expect "missing dataset" 3 "nowhere: not found" -- "$WINOKIT" eval --data nowhere --scorer random
+expect "missing scores file" 3 "absent.jsonl: not found" -- "$WINOKIT" eval --data syn --scores absent.jsonl
+expect "scores and scorer are exclusive" 2 "exactly one of --scores" -- "$WINOKIT" eval --data syn --scores r.scores.jsonl --scorer random
+mkdir -p realish && printf '{"id": 0, "caption_0": "a b", "caption_1": "b a", "image_0": "x", "image_1": "y"}\n' > realish/examples.jsonl
+expect "oracle refuses real data" 2 "needs scene descriptions" -- "$WINOKIT" eval --data realish --scorer oracle
+printf '{"0": [], "777": ["X"]}' > badtags.json
+expect "bad tag set" 2 "badtags.json:1: field '777': unknown example id" -- "$WINOKIT" eval --data syn --scorer random --tags badtags.json
+expect "unwritable output" 3 "does not exist" -- "$WINOKIT" eval --data syn --scorer random --bootstrap 50 --json no/such/dir/r.json
+expect "unknown flag" 2 "" -- "$WINOKIT" eval --data syn --bogus
+
+# --- demo and help ---
+expect "demo runs end to end" 0 "winokit eval --data" -- "$WINOKIT" demo --out demo --count 21
+[ -s demo/compare.html ] && [ -s demo/oracle.html ] && ok "demo wrote reports" || not_ok "demo reports"
+for sub in eval compare synth demo; do
+  expect "help: $sub" 0 "Usage|OPTIONS" -- "$WINOKIT" "$sub" --help
+done
+expect "version" 0 "winokit 0\." -- "$WINOKIT" --version
+
+echo
+echo "cli: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
