@@ -34,8 +34,8 @@ std::string cpu_model() {
 
 winokit::Dataset make_dataset(int n) {
   static const char* kCollapsed[] = {"Object", "Relation", "Both"};
-  static const char* kSecondary[] = {"", "", "", "", "Symbolic", "Series", "Pragmatics",
-                                     "Symbolic, Series", "Morpheme-Level", ""};
+  static const char* kSecondary[] = {
+      "", "", "", "", "Symbolic", "Series", "Pragmatics", "Symbolic, Series", "Morpheme-Level", ""};
   std::string text;
   winokit::Rng rng(7);
   for (int i = 0; i < n; ++i) {
@@ -71,15 +71,18 @@ int main(int argc, char** argv) {
   std::vector<winokit::PairScores> scores(ds.examples.size());
   winokit::Rng rng(1);
   for (auto& s : scores) {
-    for (auto& v : s.s) v = rng.uniform();
+    for (auto& v : s.s)
+      v = rng.uniform();
   }
   const std::string scores_text = winokit::official_scores_jsonl(ds, scores);
   winokit::TagSet hard;
   hard.name = "why-hard";
   hard.file = "why-hard.json";
   for (std::size_t i = 0; i < ds.examples.size(); ++i) {
-    static const std::vector<std::string> kTags[] = {
-        {}, {"Ambiguously Correct"}, {"Unusual Image", "Visually Difficult"}, {"Complex Reasoning"}};
+    static const std::vector<std::string> kTags[] = {{},
+                                                     {"Ambiguously Correct"},
+                                                     {"Unusual Image", "Visually Difficult"},
+                                                     {"Complex Reasoning"}};
     hard.tags.emplace_back(kTags[rng.below(4)]);
   }
   winokit::EvalInputs inputs{{hard}, {}};
@@ -102,9 +105,12 @@ int main(int argc, char** argv) {
     auto t3 = std::chrono::steady_clock::now();
     if (bytes == 0) return 1;
     groups = 1;
-    for (const auto& b : result.breakdowns) groups += b.groups.size();
+    for (const auto& b : result.breakdowns)
+      groups += b.groups.size();
     if (r < 0) continue;
-    auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+    auto ms = [](auto a, auto b) {
+      return std::chrono::duration<double, std::milli>(b - a).count();
+    };
     parse_ms.push_back(ms(t0, t1));
     eval_ms.push_back(ms(t1, t2));
     report_ms.push_back(ms(t2, t3));
@@ -119,8 +125,9 @@ int main(int argc, char** argv) {
             << ", \"resamples\": " << resamples << ", \"runs\": " << runs
             << ", \"median_ms\": {\"total\": " << median(total_ms)
             << ", \"parse_scores\": " << median(parse_ms) << ", \"evaluate\": " << median(eval_ms)
-            << ", \"reports\": " << median(report_ms) << "}, \"min_total_ms\": "
-            << *std::min_element(total_ms.begin(), total_ms.end()) << ", \"max_total_ms\": "
-            << *std::max_element(total_ms.begin(), total_ms.end()) << "}\n";
+            << ", \"reports\": " << median(report_ms)
+            << "}, \"min_total_ms\": " << *std::min_element(total_ms.begin(), total_ms.end())
+            << ", \"max_total_ms\": " << *std::max_element(total_ms.begin(), total_ms.end())
+            << "}\n";
   return 0;
 }

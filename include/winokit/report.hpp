@@ -34,6 +34,8 @@ std::string percent(double proportion, int decimals = 2);
 std::string interval_text(const Interval& interval, int decimals = 2);
 std::string html_escape(const std::string& text);
 nlohmann::json options_json(const EvalOptions& options);
+// {"examples": path, "sha256": ..., "n": ...}: how every result file names its dataset.
+nlohmann::json dataset_json(const Dataset& dataset);
 
 std::string markdown_report(const EvalResult& result, const ReportContext& ctx);
 nlohmann::json json_report(const EvalResult& result, const ReportContext& ctx);

@@ -57,6 +57,12 @@ json options_json(const EvalOptions& o) {
       {"threads", 1}};
 }
 
+json dataset_json(const Dataset& dataset) {
+  return {{"examples", dataset.examples_path.string()},
+          {"sha256", dataset.examples_sha256},
+          {"n", dataset.examples.size()}};
+}
+
 ReportContext make_context(const Dataset& dataset, const std::string& model, const json& scorer,
                            const EvalInputs& inputs, const EvalOptions& options) {
   ReportContext ctx;
@@ -71,10 +77,7 @@ ReportContext make_context(const Dataset& dataset, const std::string& model, con
   }
   ctx.provenance = {{"tool", "winokit"},
                     {"version", kVersion},
-                    {"dataset",
-                     {{"examples", dataset.examples_path.string()},
-                      {"sha256", dataset.examples_sha256},
-                      {"n", dataset.examples.size()}}},
+                    {"dataset", dataset_json(dataset)},
                     {"scorer", scorer},
                     {"tag_sets", tag_sets},
                     {"covariates", covariates},

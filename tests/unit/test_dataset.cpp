@@ -15,9 +15,10 @@ const std::string kPublishedLine =
     R"({"id": 0, "caption_0": "an old person kisses a young person", "caption_1": "a young person kisses an old person", "image_0": "ex_0_img_0", "image_1": "ex_0_img_1", "tag": "Adjective-Age", "secondary_tag": "", "num_main_preds": 1, "collapsed_tag": "Relation"})";
 
 TEST(Dataset, ParsesThePublishedLayout) {
-  Dataset ds = parse_examples(kPublishedLine + "\n" +
-                                  R"({"id": 1, "caption_0": "x y", "caption_1": "y x", "image_0": "a", "image_1": "b", "tag": "Negation, Scope", "secondary_tag": "Symbolic, Series", "num_main_preds": 2, "collapsed_tag": "Both"})",
-                              "examples.jsonl");
+  Dataset ds = parse_examples(
+      kPublishedLine + "\n" +
+          R"({"id": 1, "caption_0": "x y", "caption_1": "y x", "image_0": "a", "image_1": "b", "tag": "Negation, Scope", "secondary_tag": "Symbolic, Series", "num_main_preds": 2, "collapsed_tag": "Both"})",
+      "examples.jsonl");
   ASSERT_EQ(ds.examples.size(), 2u);
   EXPECT_EQ(ds.examples[0].captions[1], "a young person kisses an old person");
   EXPECT_TRUE(ds.examples[0].secondary_tags.empty());
@@ -29,9 +30,8 @@ TEST(Dataset, ParsesThePublishedLayout) {
 }
 
 TEST(Dataset, IdOrderIsNumeric) {
-  Dataset ds = parse_examples(test::example_line(10) + test::example_line(9) +
-                                  test::example_line(100),
-                              "e.jsonl");
+  Dataset ds = parse_examples(
+      test::example_line(10) + test::example_line(9) + test::example_line(100), "e.jsonl");
   EXPECT_EQ(ds.id_order(), (std::vector<std::size_t>{1, 0, 2}));
 }
 
@@ -43,7 +43,8 @@ struct BadCase {
 TEST(Dataset, BadLinesNameFileLineAndField) {
   std::vector<BadCase> cases = {
       {test::example_line(0) + "{not json\n", "e.jsonl:2: malformed JSON"},
-      {R"({"id": 0, "caption_1": "a", "image_0": "a", "image_1": "b"})", "field 'caption_0': missing"},
+      {R"({"id": 0, "caption_1": "a", "image_0": "a", "image_1": "b"})",
+       "field 'caption_0': missing"},
       {R"({"id": 0, "caption_0": 5, "caption_1": "a", "image_0": "a", "image_1": "b"})",
        "field 'caption_0': expected a string"},
       {R"({"id": [1], "caption_0": "a", "caption_1": "a", "image_0": "a", "image_1": "b"})",
@@ -78,7 +79,9 @@ TEST(Dataset, AcceptsFolderParentWithDataOrFile) {
   EXPECT_THROW(load_dataset(dir.path()), IoError);
 }
 
-std::string tiny_png() { return encode_png_rgb8(std::vector<std::uint8_t>(4 * 4 * 3, 9), 4, 4); }
+std::string tiny_png() {
+  return encode_png_rgb8(std::vector<std::uint8_t>(4 * 4 * 3, 9), 4, 4);
+}
 
 TEST(ImageStore, ResolvesExtensionsAndSniffsContent) {
   test::TempDir dir;
@@ -125,7 +128,9 @@ TEST(ImageStore, NoImagesOnlyFailsWhenAnImageIsRequested) {
 TEST(TagSet, PublishedFormatWithNoTagGroup) {
   test::TempDir dir;
   Dataset ds = test::dataset_of(4);
-  auto file = dir.write("hard.json", R"({"0": [], "3": ["Ambiguously Correct"], "1": ["Unusual Image", "Visually Difficult"]})");
+  auto file = dir.write(
+      "hard.json",
+      R"({"0": [], "3": ["Ambiguously Correct"], "1": ["Unusual Image", "Visually Difficult"]})");
   TagSet t = load_tag_set(file.string(), ds);
   EXPECT_EQ(t.name, "hard");
   ASSERT_TRUE(t.tags[0]);

@@ -41,9 +41,9 @@ TEST(Judge, TiesCountAsWrongAndAreCounted) {
 TEST(Evaluate, OverallFiguresAndTies) {
   Dataset ds = test::dataset_of(8);
   std::vector<PairScores> s(8, ps(0.1, 0.9, 0.9, 0.1));  // all wrong
-  s[0] = s[1] = s[2] = ps(0.9, 0.1, 0.2, 0.8);            // group right
-  s[3] = ps(0.5, 0.6, 0.1, 0.7);                          // text only
-  s[4] = ps(1, 1, 1, 1);                                  // four ties
+  s[0] = s[1] = s[2] = ps(0.9, 0.1, 0.2, 0.8);           // group right
+  s[3] = ps(0.5, 0.6, 0.1, 0.7);                         // text only
+  s[4] = ps(1, 1, 1, 1);                                 // four ties
   EvalOptions opt;
   opt.bootstrap_resamples = 500;
   EvalResult r = evaluate(ds, s, {}, opt);
@@ -63,9 +63,9 @@ TEST(Evaluate, OverallFiguresAndTies) {
 
 TEST(Evaluate, BreakdownsMembershipVersusExactSecondaryTags) {
   std::string text;
-  const std::vector<std::string> secondary = {"Symbolic", "Symbolic", "Symbolic",
-                                              "Symbolic, Series", "Symbolic, Series", "Series",
-                                              "", "Pragmatics"};
+  const std::vector<std::string> secondary = {
+      "Symbolic",         "Symbolic", "Symbolic", "Symbolic, Series",
+      "Symbolic, Series", "Series",   "",         "Pragmatics"};
   for (int i = 0; i < 8; ++i) {
     text += test::example_line(i, i % 2 ? "Negation, Scope" : "Noun", secondary[i],
                                i < 3 ? "Object" : (i < 7 ? "Relation" : "Both"), i < 6 ? 1 : 2);
@@ -111,9 +111,12 @@ TEST(Evaluate, ExtraTagSetsAndCorrelations) {
   TagSet set;
   set.name = "hard";
   set.file = "hard.json";
-  set.tags = {std::vector<std::string>{}, std::vector<std::string>{"Unusual Image"},
+  set.tags = {std::vector<std::string>{},
+              std::vector<std::string>{"Unusual Image"},
               std::vector<std::string>{"Unusual Image", "Visually Difficult"},
-              std::nullopt, std::vector<std::string>{}, std::nullopt};
+              std::nullopt,
+              std::vector<std::string>{},
+              std::nullopt};
   Covariate cov{"ppl", "ppl.csv", "", {1.0, 2.0, 3.0, 4.0, 5.0, 6.0}};
   std::vector<PairScores> s(6, ps(0.1, 0.9, 0.9, 0.1));
   s[3] = s[4] = s[5] = ps(0.9, 0.1, 0.2, 0.8);
@@ -140,12 +143,14 @@ TEST(Evaluate, ExtraTagSetsAndCorrelations) {
 TEST(Evaluate, IndependentOfGroupOrderAndRepeatable) {
   Dataset ds = test::dataset_of(40);
   std::vector<PairScores> s;
-  for (int i = 0; i < 40; ++i) s.push_back(i % 3 ? ps(0.9, 0.1, 0.2, 0.8) : ps(1, 2, 3, 4));
+  for (int i = 0; i < 40; ++i)
+    s.push_back(i % 3 ? ps(0.9, 0.1, 0.2, 0.8) : ps(1, 2, 3, 4));
   EvalOptions opt;
   opt.bootstrap_resamples = 1000;
   auto a = evaluate(ds, s, {}, opt);
   auto b = evaluate(ds, s, {}, opt);
-  EXPECT_EQ(a.overall.metrics[kGroup].bootstrap_bca.low, b.overall.metrics[kGroup].bootstrap_bca.low);
+  EXPECT_EQ(a.overall.metrics[kGroup].bootstrap_bca.low,
+            b.overall.metrics[kGroup].bootstrap_bca.low);
   // A group's bootstrap stream depends only on its name: "Overall" over all examples equals
   // group_stats computed alone.
   auto alone = group_stats("Overall", ds.id_order(), a.outcomes, opt, "overall");
@@ -157,7 +162,8 @@ TEST(Compare, LeaderboardAndMcNemar) {
   Dataset ds = test::dataset_of(10);
   std::vector<PairScores> good(10, ps(0.9, 0.1, 0.2, 0.8)), bad(10, ps(0.1, 0.9, 0.9, 0.1));
   std::vector<PairScores> mid = good;
-  for (int i = 0; i < 5; ++i) mid[static_cast<std::size_t>(i)] = bad[0];
+  for (int i = 0; i < 5; ++i)
+    mid[static_cast<std::size_t>(i)] = bad[0];
   EvalOptions opt;
   opt.bootstrap_resamples = 300;
   auto c = compare_runs(ds, {{"bad", bad, {}}, {"good", good, {}}, {"mid", mid, {}}}, opt);

@@ -58,7 +58,8 @@ TEST(Report, CsvHasOneRowPerGroupAndMetric) {
   Fixture f;
   std::string csv = csv_report(f.result, f.ctx);
   std::size_t groups = 1;
-  for (const auto& b : f.result.breakdowns) groups += b.groups.size();
+  for (const auto& b : f.result.breakdowns)
+    groups += b.groups.size();
   EXPECT_EQ(split_lines(csv).size(), 1 + 3 * groups);
   EXPECT_NE(csv.find("overall,Overall,400,text,30.7500,123,"), std::string::npos);
 }
@@ -85,7 +86,9 @@ TEST(Report, PerExampleJsonlOneLineEach) {
   EXPECT_EQ(first["scores"]["c0_i0"], 0.9);
 }
 
-TEST(Report, HtmlEscapes) { EXPECT_EQ(html_escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"); }
+TEST(Report, HtmlEscapes) {
+  EXPECT_EQ(html_escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+}
 
 }  // namespace
 }  // namespace winokit

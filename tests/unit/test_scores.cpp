@@ -32,7 +32,8 @@ TEST(Scores, RoundTripsThroughTheOfficialWriterBitForBit) {
                                 {{1, 2, 3, 4}},
                                 {{1e300, -1e-300, 0.30000000000000004, 7}}};
   auto out = parse_scores(official_scores_jsonl(ds, in), "rt.jsonl", ds);
-  for (std::size_t i = 0; i < in.size(); ++i) EXPECT_EQ(out.scores[i].s, in[i].s);
+  for (std::size_t i = 0; i < in.size(); ++i)
+    EXPECT_EQ(out.scores[i].s, in[i].s);
 }
 
 TEST(Scores, TableFormatsCsvAndWhitespace) {
@@ -64,7 +65,8 @@ TEST(Scores, EveryKindOfBadInputNamesFileLineAndProblem) {
   std::string ok = official(0, 1, 2, 3, 4);
   std::vector<Bad> cases = {
       {ok.substr(0, ok.rfind("{\"label\"")), "missing score for 0_c1_i1"},
-      {ok + "{\"label\": \"0_c0_i0\", \"score\": 9}\n", "s:5: field 'score': duplicate score for 0_c0_i0 (first on line 1)"},
+      {ok + "{\"label\": \"0_c0_i0\", \"score\": 9}\n",
+       "s:5: field 'score': duplicate score for 0_c0_i0 (first on line 1)"},
       {"{\"label\": \"0_c0_i0\", \"score\": NaN}\n", "s:1: field 'score': non-finite"},
       {"{\"label\": \"0_c0_i0\", \"score\": \"inf\"}\n", "non-finite score for 0_c0_i0"},
       {"{\"label\": \"5_c0_i0\", \"score\": 1}\n", "s:1: field 'score': unknown example id '5'"},
@@ -92,7 +94,8 @@ TEST(Scores, EveryKindOfBadInputNamesFileLineAndProblem) {
 TEST(Covariates, PerExampleAndPerCaption) {
   test::TempDir dir;
   Dataset ds = test::dataset_of(2);
-  auto per_ex = load_covariates(dir.write("c.csv", "id,perplexity,len\n0,10,3\n1,20,4\n").string(), ds);
+  auto per_ex =
+      load_covariates(dir.write("c.csv", "id,perplexity,len\n0,10,3\n1,20,4\n").string(), ds);
   ASSERT_EQ(per_ex.size(), 2u);
   EXPECT_EQ(per_ex[0].name, "perplexity");
   EXPECT_EQ(*per_ex[0].values[1], 20);

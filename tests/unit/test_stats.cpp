@@ -87,12 +87,14 @@ Reference reference_bootstrap(const std::vector<std::uint8_t>& bits, std::size_t
   std::vector<double> theta;
   for (std::size_t b = 0; b < resamples; ++b) {
     std::size_t c = 0;
-    for (std::size_t i = 0; i < n; ++i) c += bits[rng.below(static_cast<std::uint32_t>(n))] & 1u;
+    for (std::size_t i = 0; i < n; ++i)
+      c += bits[rng.below(static_cast<std::uint32_t>(n))] & 1u;
     theta.push_back(static_cast<double>(c) / static_cast<double>(n));
   }
   std::sort(theta.begin(), theta.end());
   double k = 0;
-  for (auto b : bits) k += b & 1u;
+  for (auto b : bits)
+    k += b & 1u;
   const double est = k / static_cast<double>(n);
   double lt = 0, le = 0;
   for (double t : theta) {
@@ -105,7 +107,8 @@ Reference reference_bootstrap(const std::vector<std::uint8_t>& bits, std::size_t
     jk.push_back((k - (bits[i] & 1u)) / static_cast<double>(n - 1));
   }
   double mean = 0;
-  for (double j : jk) mean += j / static_cast<double>(n);
+  for (double j : jk)
+    mean += j / static_cast<double>(n);
   double num = 0, den = 0;
   for (double j : jk) {
     num += std::pow(mean - j, 3);
@@ -122,7 +125,8 @@ Reference reference_bootstrap(const std::vector<std::uint8_t>& bits, std::size_t
 
 TEST(Bootstrap, MatchesPlainReferenceImplementation) {
   std::vector<std::uint8_t> bits;
-  for (int i = 0; i < 137; ++i) bits.push_back(i % 3 == 0 ? 7 : 0);
+  for (int i = 0; i < 137; ++i)
+    bits.push_back(i % 3 == 0 ? 7 : 0);
   constexpr std::size_t kResamples = 2000;
   auto fast = bootstrap_proportions(bits, 3, kResamples, 0.95, 99);
   auto ref = reference_bootstrap(bits, kResamples, 99);
@@ -136,7 +140,8 @@ TEST(Bootstrap, MatchesPlainReferenceImplementation) {
 
 TEST(Bootstrap, CloseToNormalApproximationAndSeeded) {
   std::vector<std::uint8_t> bits(400, 0);
-  for (std::size_t i = 0; i < 120; ++i) bits[i * 3] = 1;  // p = 0.3
+  for (std::size_t i = 0; i < 120; ++i)
+    bits[i * 3] = 1;  // p = 0.3
   auto a = bootstrap_proportions(bits, 1, 10000, 0.95, 5);
   auto b = bootstrap_proportions(bits, 1, 10000, 0.95, 5);
   const double se = std::sqrt(0.3 * 0.7 / 400);
@@ -178,7 +183,8 @@ TEST(Rng, BoundedDrawsAreUniformAndReproducible) {
     ASSERT_EQ(v, b.below(7));
     ++counts[v];
   }
-  for (int c : counts) EXPECT_NEAR(c, 10000, 400);  // about 4 standard deviations
+  for (int c : counts)
+    EXPECT_NEAR(c, 10000, 400);  // about 4 standard deviations
   EXPECT_NE(derive_seed(1, "overall"), derive_seed(1, "collapsed_tag/Object"));
 }
 

@@ -10,7 +10,8 @@ namespace winokit {
 namespace {
 
 TEST(Text, SplitsSecondaryTagsAndWhitespaceIncludingNbsp) {
-  EXPECT_EQ(split_trimmed("Symbolic, Series", ','), (std::vector<std::string>{"Symbolic", "Series"}));
+  EXPECT_EQ(split_trimmed("Symbolic, Series", ','),
+            (std::vector<std::string>{"Symbolic", "Series"}));
   EXPECT_TRUE(split_trimmed("", ',').empty());
   EXPECT_EQ(split_whitespace("a\xC2\xA0 b\tc"), (std::vector<std::string>{"a", "b", "c"}));
   EXPECT_EQ(count_words("an old person kisses a young person"), 7u);

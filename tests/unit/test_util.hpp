@@ -37,16 +37,18 @@ class TempDir {
 inline std::string example_line(int id, const std::string& tag = "Noun",
                                 const std::string& secondary = "",
                                 const std::string& collapsed = "Object", int preds = 1) {
-  return "{\"id\": " + std::to_string(id) + ", \"caption_0\": \"a b c\", \"caption_1\": \"c b a\"," +
-         " \"image_0\": \"ex_" + std::to_string(id) + "_img_0\", \"image_1\": \"ex_" +
-         std::to_string(id) + "_img_1\", \"tag\": \"" + tag + "\", \"secondary_tag\": \"" +
-         secondary + "\", \"num_main_preds\": " + std::to_string(preds) +
-         ", \"collapsed_tag\": \"" + collapsed + "\"}\n";
+  return "{\"id\": " + std::to_string(id) +
+         ", \"caption_0\": \"a b c\", \"caption_1\": \"c b a\"," + " \"image_0\": \"ex_" +
+         std::to_string(id) + "_img_0\", \"image_1\": \"ex_" + std::to_string(id) +
+         "_img_1\", \"tag\": \"" + tag + "\", \"secondary_tag\": \"" + secondary +
+         "\", \"num_main_preds\": " + std::to_string(preds) + ", \"collapsed_tag\": \"" +
+         collapsed + "\"}\n";
 }
 
 inline Dataset dataset_of(int n) {
   std::string text;
-  for (int i = 0; i < n; ++i) text += example_line(i);
+  for (int i = 0; i < n; ++i)
+    text += example_line(i);
   return parse_examples(text, "examples.jsonl");
 }
 

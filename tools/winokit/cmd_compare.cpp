@@ -46,10 +46,7 @@ int run(const CompareFlags& f) {
   CompareResult result = compare_runs(dataset, runs, options);
   nlohmann::json provenance = {{"tool", "winokit"},
                                {"version", kVersion},
-                               {"dataset",
-                                {{"examples", dataset.examples_path.string()},
-                                 {"sha256", dataset.examples_sha256},
-                                 {"n", dataset.examples.size()}}},
+                               {"dataset", dataset_json(dataset)},
                                {"runs", sources},
                                {"options", options_json(options)}};
   std::string md = markdown_compare(result);
