@@ -51,8 +51,10 @@ int run(const DemoFlags& f) {
   }
   Dataset dataset = load_dataset(data);
   CompareResult c = compare_runs(dataset, runs, req.options);
-  nlohmann::json provenance = {
-      {"tool", "winokit"}, {"version", kVersion}, {"dataset", data.string()}};
+  nlohmann::json provenance = {{"tool", "winokit"},
+                               {"version", kVersion},
+                               {"dataset", dataset_json(dataset)},
+                               {"options", options_json(req.options)}};
   OutputSet out;
   out.add((dir / "compare.html").string(), html_compare(c, provenance));
   out.commit();
