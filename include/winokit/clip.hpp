@@ -1,0 +1,115 @@
+// CLIP in-process: configuration, weights (Hugging Face CLIPModel or OpenCLIP layout, F32/F16/
+// BF16 safetensors), and the float32 forward pass of both towers on oneDNN GEMMs.
+//
+//   winokit::ClipModel model = winokit::ClipModel::load("clip-vit-base-patch32/");
+//   winokit::TowerOutput img = model.encode_images(pixels, n);   // pixels: [n, 3, 224, 224]
+//   winokit::TowerOutput txt = model.encode_texts({ids0, ids1}); // unpadded token ids
+//   float logit = model.logit_scale_exp() * cosine(img.embeds row, txt.embeds row);
+//
+// Results are bit-for-bit independent of the batch size, the batch composition and the thread
+// count: every GEMM row is computed by the same oneDNN kernel whatever M is (checked by tests),
+// and the other operations work row by row in a fixed order.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace winokit {
+
+enum class Activation { QuickGelu, Gelu };
+enum class CheckpointLayout { HuggingFace, OpenClip };
+enum class PreprocessPipeline { Hf, OpenAi };
+
+const char* to_string(CheckpointLayout layout);
+const char* to_string(PreprocessPipeline pipeline);
+
+struct TowerConfig {
+  int width = 0;
+  int layers = 0;
+  int heads = 0;
+  int mlp = 0;  // hidden size of the MLP
+  double eps = 1e-5;
+  Activation act = Activation::QuickGelu;
+};
+
+struct PreprocessConfig {
+  PreprocessPipeline pipeline = PreprocessPipeline::Hf;
+  int resize = 224;  // shortest edge
+  int crop = 224;
+  std::array<float, 3> mean = {0.48145466f, 0.4578275f, 0.40821073f};
+  std::array<float, 3> std = {0.26862954f, 0.26130258f, 0.27577711f};
+  nlohmann::json to_json() const;
+};
+
+struct ClipConfig {
+  CheckpointLayout layout = CheckpointLayout::HuggingFace;
+  TowerConfig vision, text;
+  int patch = 32;
+  int image_size = 224;
+  int context_length = 77;
+  int vocab_size = 49408;
+  int embed_dim = 512;
+  PreprocessConfig preprocess;
+  int vision_tokens() const { return (image_size / patch) * (image_size / patch) + 1; }
+  // GFLOP of one image through the vision tower (multiply-add = 2 FLOP).
+  double vision_gflop() const;
+};
+
+// Reads config.json + preprocessor_config.json (Hugging Face) or open_clip_config.json.
+ClipConfig load_clip_config(const std::filesystem::path& dir);
+// The ViT-B/32 shapes (used for the demo and benchmarks with random weights).
+ClipConfig vit_b32_config();
+
+struct TowerOutput {
+  int count = 0;
+  std::vector<float> embeds;  // [count, embed_dim], projected, not normalised
+  std::vector<float> hidden;  // [layers + 1, count, width] when requested: class-token (vision)
+                              // or end-of-text (text) state after the embeddings / each block
+  std::vector<float> tokens;  // [count, tokens, embed_dim] when requested: every token's final
+                              // state through the final norm and the projection
+  int token_count = 0;
+};
+
+struct EncodeOptions {
+  bool hidden_states = false;
+  bool token_states = false;
+};
+
+class ClipModel {
+ public:
+  // Loads config, weights and checks every tensor's presence and shape.
+  static ClipModel load(const std::filesystem::path& dir);
+  // A model with seeded random weights (normal, scaled like the reference initialisation).
+  static ClipModel random(const ClipConfig& config, std::uint64_t seed);
+  ClipModel(ClipModel&&) noexcept;
+  ClipModel& operator=(ClipModel&&) noexcept;
+  ~ClipModel();
+
+  const ClipConfig& config() const;
+  // SHA-256 of the weight files (or "random:<seed>"): the cache key of the model.
+  const std::string& weights_id() const;
+  float logit_scale_exp() const;
+
+  // pixels: [count, 3, image_size, image_size], normalised.
+  TowerOutput encode_images(const float* pixels, int count, const EncodeOptions& o = {}) const;
+  // Each sequence: start ... end ids, at most context_length long.
+  TowerOutput encode_texts(const std::vector<std::vector<int>>& ids,
+                           const EncodeOptions& o = {}) const;
+
+ private:
+  ClipModel();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Sets the threads of the one OpenMP pool that oneDNN and winokit share (0: all cores).
+void set_compute_threads(int threads);
+int compute_threads();
+
+}  // namespace winokit

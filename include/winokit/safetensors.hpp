@@ -1,0 +1,78 @@
+// Memory-mapped safetensors files (single or sharded through model.safetensors.index.json).
+// Tensors are read in place; F32, F16 and BF16 convert to float32 on request.
+//
+//   winokit::SafeTensors st = winokit::SafeTensors::open("model.safetensors");
+//   const winokit::TensorView* t = st.find("logit_scale");
+//   std::vector<float> w = st.to_float("visual.proj", {768, 512});  // checks the shape
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace winokit {
+
+enum class DType { F32, F16, BF16, F64, I64, I32, I16, I8, U8, Bool };
+const char* to_string(DType dtype);
+std::size_t dtype_size(DType dtype);
+
+struct TensorView {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<std::int64_t> shape;
+  const std::uint8_t* data = nullptr;  // inside the mapping
+  std::size_t bytes = 0;
+  std::string file;
+  std::int64_t numel() const;
+};
+
+std::string shape_text(const std::vector<std::int64_t>& shape);
+
+class SafeTensors {
+ public:
+  // `path` is a .safetensors file or a model.safetensors.index.json (shards are opened).
+  static SafeTensors open(const std::filesystem::path& path);
+  SafeTensors(SafeTensors&&) noexcept;
+  SafeTensors& operator=(SafeTensors&&) noexcept;
+  ~SafeTensors();
+
+  const TensorView* find(const std::string& name) const;
+  // Throws InputError naming the tensor (and the files) when it is absent, or naming the tensor
+  // and both shapes when `expected` is given and differs. Empty `expected` accepts any shape.
+  const TensorView& get(const std::string& name,
+                        const std::vector<std::int64_t>& expected = {}) const;
+  std::vector<float> to_float(const std::string& name,
+                              const std::vector<std::int64_t>& expected = {}) const;
+  const std::map<std::string, TensorView>& tensors() const { return tensors_; }
+  const std::vector<std::string>& files() const { return files_; }
+  // SHA-256 over the files' bytes in name order: identifies the weights for caches.
+  std::string content_hash() const;
+
+ private:
+  SafeTensors() = default;
+  struct Mapping;
+  std::vector<std::unique_ptr<Mapping>> mappings_;
+  std::map<std::string, TensorView> tensors_;
+  std::vector<std::string> files_;
+};
+
+// float16 / bfloat16 bit patterns to float32 (exact).
+float half_to_float(std::uint16_t h);
+float bfloat16_to_float(std::uint16_t b);
+
+// Reads a safetensors file's tensors as float32 from bytes in memory (used for small files such
+// as expected outputs); same checks as SafeTensors.
+std::map<std::string, std::pair<std::vector<std::int64_t>, std::vector<float>>> read_safetensors_f32(
+    const std::filesystem::path& path);
+
+// Writes float32 tensors as a safetensors file (header sorted by name, 8-byte aligned) with
+// optional string metadata.
+std::string encode_safetensors_f32(
+    const std::map<std::string, std::pair<std::vector<std::int64_t>, std::vector<float>>>& tensors,
+    const std::map<std::string, std::string>& metadata = {});
+
+}  // namespace winokit

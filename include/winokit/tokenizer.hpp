@@ -1,0 +1,56 @@
+// The CLIP byte-level BPE tokenizer, reproducing openai/CLIP's simple_tokenizer.py (and Hugging
+// Face's CLIPTokenizer with ftfy): NFC normalisation (as ftfy.fix_text does), HTML unescaping
+// (twice), trimming, white-space collapsing, lower-casing, the CLIP pre-token pattern
+// (<|startoftext|>, <|endoftext|>, contractions 's 't 're 've 'm 'll 'd, runs of letters, single
+// digits, runs of other non-space characters; by Unicode category), byte-level BPE with the
+// merges, start/end tokens and truncation to the context length with the last id forced to
+// end-of-text. ftfy's mojibake repair is not applied (it is the identity on well-formed text).
+//
+//   auto tok = winokit::ClipTokenizer::from_hf("vocab.json", "merges.txt");
+//   auto tok2 = winokit::ClipTokenizer::from_openai("bpe_simple_vocab_16e6.txt.gz");
+//   std::vector<int> ids = tok.encode("a photo of a dog.");   // 49406 ... 49407, unpadded
+//   std::vector<int> bpe = tok.bpe_ids("a photo");            // no special tokens
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace winokit {
+
+class ClipTokenizer {
+ public:
+  static constexpr int kContextLength = 77;
+
+  static ClipTokenizer from_hf(const std::filesystem::path& vocab_json,
+                               const std::filesystem::path& merges_txt);
+  static ClipTokenizer from_openai(const std::filesystem::path& bpe_gz);
+  // Looks in `dir` for vocab.json + merges.txt, then bpe_simple_vocab_16e6.txt.gz.
+  static ClipTokenizer from_directory(const std::filesystem::path& dir);
+
+  // Start + BPE ids + end, truncated to `context_length` with the last id end-of-text.
+  // Throws UsageError for invalid UTF-8.
+  std::vector<int> encode(const std::string& text, int context_length = kContextLength) const;
+  std::vector<int> bpe_ids(const std::string& text) const;
+  int start_id() const { return start_id_; }
+  int end_id() const { return end_id_; }
+  std::size_t vocab_size() const { return vocab_.size(); }
+  // The cleaned, lower-cased text the pre-tokenizer sees (for tests and debugging).
+  static std::string clean(const std::string& text);
+  // The pre-tokens of cleaned text.
+  static std::vector<std::string> pre_tokenize(const std::string& cleaned);
+
+ private:
+  void build_from_merges(const std::vector<std::pair<std::string, std::string>>& merges);
+  std::vector<std::string> bpe(const std::string& token) const;
+  std::unordered_map<std::string, int> vocab_;
+  std::unordered_map<std::string, int> ranks_;  // "first second" -> rank
+  int start_id_ = 0, end_id_ = 0;
+};
+
+// Python's html.unescape: named (HTML 4 set, with the legacy forms without ';'), decimal and
+// hexadecimal character references, with its replacements for invalid code points.
+std::string html_unescape(const std::string& text);
+
+}  // namespace winokit

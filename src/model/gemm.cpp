@@ -1,0 +1,150 @@
+#include "gemm.hpp"
+
+#include <omp.h>
+
+#include <dnnl.hpp>
+#include <map>
+#include <mutex>
+
+#include "winokit/error.hpp"
+
+namespace winokit {
+
+void set_compute_threads(int threads) {
+  omp_set_num_threads(threads > 0 ? threads : omp_get_num_procs());
+}
+int compute_threads() { return omp_get_max_threads(); }
+
+namespace detail {
+
+namespace {
+dnnl::engine& cpu_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+// quick_gelu(x) = x * sigmoid(1.702 x) is oneDNN's swish with alpha 1.702.
+constexpr float kQuickGeluAlpha = 1.702f;
+}  // namespace
+
+struct Linear::Impl {
+  dnnl::memory weights;  // in the primitive's layout
+  dnnl::memory bias;
+  std::vector<float> bias_data;
+  PostOp post = PostOp::None;
+  dnnl::memory::desc weights_desc;
+  mutable std::mutex mutex;
+  struct Prepared {
+    dnnl::matmul prim;
+    dnnl::memory weights;  // impl weights, or a copy in another layout this M needs
+  };
+  mutable std::map<int, Prepared> primitives;
+
+  dnnl::primitive_attr attr() const {
+    dnnl::primitive_attr a;
+    if (post != PostOp::None) {
+      dnnl::post_ops ops;
+      if (post == PostOp::QuickGelu) {
+        ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, kQuickGeluAlpha, 0.f);
+      } else {
+        ops.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
+      }
+      a.set_post_ops(ops);
+    }
+    return a;
+  }
+  dnnl::matmul::primitive_desc describe(int m, int n, int k, bool any_weights) const {
+    using dt = dnnl::memory::data_type;
+    using tag = dnnl::memory::format_tag;
+    dnnl::memory::desc src({m, k}, dt::f32, tag::ab);
+    dnnl::memory::desc w = any_weights ? dnnl::memory::desc({k, n}, dt::f32, tag::any)
+                                       : weights_desc;
+    dnnl::memory::desc b({1, n}, dt::f32, tag::ab);
+    dnnl::memory::desc dst({m, n}, dt::f32, tag::ab);
+    return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, w, b, dst), attr(), cpu_engine());
+  }
+};
+
+Linear::Linear() = default;
+Linear::Linear(Linear&&) noexcept = default;
+Linear& Linear::operator=(Linear&&) noexcept = default;
+Linear::~Linear() = default;
+
+// Packing uses a representative M; the packed layout does not depend on M for brgemm kernels,
+// and describe() below re-creates primitives with that exact weights layout for every M.
+constexpr int kPackingRows = 256;
+
+Linear::Linear(const std::vector<float>& weight, const std::vector<float>& bias, int n, int k,
+               PostOp post)
+    : impl_(std::make_unique<Impl>()), n_(n), k_(k) {
+  if (weight.size() != static_cast<std::size_t>(n) * static_cast<std::size_t>(k)) {
+    throw Error("Linear: weight size does not match [" + std::to_string(n) + ", " +
+                std::to_string(k) + "]");
+  }
+  impl_->post = post;
+  impl_->bias_data = bias.empty() ? std::vector<float>(static_cast<std::size_t>(n), 0.f) : bias;
+  auto pd = impl_->describe(kPackingRows, n, k, /*any_weights=*/true);
+  impl_->weights_desc = pd.weights_desc();
+  using dt = dnnl::memory::data_type;
+  // W is [N, K] row-major, i.e. the [K, N] matrix in "ba" order.
+  dnnl::memory::desc user({k, n}, dt::f32, dnnl::memory::format_tag::ba);
+  dnnl::memory src(user, cpu_engine(), const_cast<float*>(weight.data()));
+  impl_->weights = dnnl::memory(impl_->weights_desc, cpu_engine());
+  dnnl::stream stream(cpu_engine());
+  dnnl::reorder(src, impl_->weights).execute(stream, src, impl_->weights);
+  stream.wait();
+  impl_->bias = dnnl::memory({{1, n}, dt::f32, dnnl::memory::format_tag::ab}, cpu_engine(),
+                             impl_->bias_data.data());
+}
+
+void Linear::forward(const float* x, int m, float* y) const {
+  if (m <= 0) return;
+  Impl::Prepared prepared;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    auto it = impl_->primitives.find(m);
+    if (it == impl_->primitives.end()) {
+      Impl::Prepared p;
+      try {
+        p.prim = dnnl::matmul(impl_->describe(m, n_, k_, /*any_weights=*/false));
+        p.weights = impl_->weights;
+      } catch (const dnnl::error&) {
+        // No kernel takes the packed layout at this M: repack for it once.
+        auto pd = impl_->describe(m, n_, k_, /*any_weights=*/true);
+        p.prim = dnnl::matmul(pd);
+        p.weights = dnnl::memory(pd.weights_desc(), cpu_engine());
+        dnnl::stream stream(cpu_engine());
+        dnnl::reorder(impl_->weights, p.weights).execute(stream, impl_->weights, p.weights);
+        stream.wait();
+      }
+      it = impl_->primitives.emplace(m, std::move(p)).first;
+    }
+    prepared = it->second;
+  }
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  dnnl::memory src({{m, k_}, dt::f32, tag::ab}, cpu_engine(), const_cast<float*>(x));
+  dnnl::memory dst({{m, n_}, dt::f32, tag::ab}, cpu_engine(), y);
+  dnnl::stream stream(cpu_engine());
+  prepared.prim.execute(stream, {{DNNL_ARG_SRC, src},
+                                 {DNNL_ARG_WEIGHTS, prepared.weights},
+                                 {DNNL_ARG_BIAS, impl_->bias},
+                                 {DNNL_ARG_DST, dst}});
+  stream.wait();
+}
+
+void reference_linear(const float* x, int m, const std::vector<float>& weight,
+                      const std::vector<float>& bias, int n, int k, float* y) {
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      double s = bias.empty() ? 0.0 : bias[static_cast<std::size_t>(j)];
+      for (int p = 0; p < k; ++p) {
+        s += static_cast<double>(x[static_cast<std::size_t>(i) * k + p]) *
+             weight[static_cast<std::size_t>(j) * k + p];
+      }
+      y[static_cast<std::size_t>(i) * n + j] = static_cast<float>(s);
+    }
+  }
+}
+
+}  // namespace detail
+}  // namespace winokit
