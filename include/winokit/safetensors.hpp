@@ -66,8 +66,8 @@ float bfloat16_to_float(std::uint16_t b);
 
 // Reads a safetensors file's tensors as float32 from bytes in memory (used for small files such
 // as expected outputs); same checks as SafeTensors.
-std::map<std::string, std::pair<std::vector<std::int64_t>, std::vector<float>>> read_safetensors_f32(
-    const std::filesystem::path& path);
+std::map<std::string, std::pair<std::vector<std::int64_t>, std::vector<float>>>
+read_safetensors_f32(const std::filesystem::path& path);
 
 // Writes float32 tensors as a safetensors file (header sorted by name, 8-byte aligned) with
 // optional string metadata.

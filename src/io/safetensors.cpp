@@ -21,16 +21,26 @@ using nlohmann::json;
 
 const char* to_string(DType d) {
   switch (d) {
-    case DType::F32: return "F32";
-    case DType::F16: return "F16";
-    case DType::BF16: return "BF16";
-    case DType::F64: return "F64";
-    case DType::I64: return "I64";
-    case DType::I32: return "I32";
-    case DType::I16: return "I16";
-    case DType::I8: return "I8";
-    case DType::U8: return "U8";
-    case DType::Bool: return "BOOL";
+    case DType::F32:
+      return "F32";
+    case DType::F16:
+      return "F16";
+    case DType::BF16:
+      return "BF16";
+    case DType::F64:
+      return "F64";
+    case DType::I64:
+      return "I64";
+    case DType::I32:
+      return "I32";
+    case DType::I16:
+      return "I16";
+    case DType::I8:
+      return "I8";
+    case DType::U8:
+      return "U8";
+    case DType::Bool:
+      return "BOOL";
   }
   return "?";
 }
@@ -38,25 +48,31 @@ const char* to_string(DType d) {
 std::size_t dtype_size(DType d) {
   switch (d) {
     case DType::F64:
-    case DType::I64: return 8;
+    case DType::I64:
+      return 8;
     case DType::F32:
-    case DType::I32: return 4;
+    case DType::I32:
+      return 4;
     case DType::F16:
     case DType::BF16:
-    case DType::I16: return 2;
-    default: return 1;
+    case DType::I16:
+      return 2;
+    default:
+      return 1;
   }
 }
 
 std::int64_t TensorView::numel() const {
   std::int64_t n = 1;
-  for (auto d : shape) n *= d;
+  for (auto d : shape)
+    n *= d;
   return n;
 }
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
 }
 
@@ -110,8 +126,8 @@ namespace {
 
 DType parse_dtype(const std::string& s, const Location& where) {
   static const std::map<std::string, DType> kTypes = {
-      {"F32", DType::F32}, {"F16", DType::F16}, {"BF16", DType::BF16}, {"F64", DType::F64},
-      {"I64", DType::I64}, {"I32", DType::I32}, {"I16", DType::I16},   {"I8", DType::I8},
+      {"F32", DType::F32}, {"F16", DType::F16},  {"BF16", DType::BF16}, {"F64", DType::F64},
+      {"I64", DType::I64}, {"I32", DType::I32},  {"I16", DType::I16},   {"I8", DType::I8},
       {"U8", DType::U8},   {"BOOL", DType::Bool}};
   auto it = kTypes.find(s);
   if (it == kTypes.end()) throw InputError(where, "unsupported dtype " + s);
@@ -146,7 +162,8 @@ SafeTensors SafeTensors::open(const fs::path& path) {
       names.insert(it.value().get<std::string>());
       expected_file[it.key()] = it.value().get<std::string>();
     }
-    for (const auto& n : names) shards.push_back(path.parent_path() / n);
+    for (const auto& n : names)
+      shards.push_back(path.parent_path() / n);
   } else {
     shards.push_back(path);
   }
@@ -166,8 +183,8 @@ SafeTensors SafeTensors::open(const fs::path& path) {
     mapping->size = static_cast<std::size_t>(sb.st_size);
     if (mapping->size < 8) {
       ::close(fd);
-      throw InputError({file, 0, ""}, "truncated safetensors file (" +
-                                          std::to_string(mapping->size) + " bytes)");
+      throw InputError({file, 0, ""},
+                       "truncated safetensors file (" + std::to_string(mapping->size) + " bytes)");
     }
     mapping->base = ::mmap(nullptr, mapping->size, PROT_READ, MAP_PRIVATE, fd, 0);
     ::close(fd);
@@ -176,8 +193,8 @@ SafeTensors SafeTensors::open(const fs::path& path) {
     std::uint64_t header_len = 0;
     std::memcpy(&header_len, bytes, 8);  // little-endian, as on every supported platform
     if (header_len > kMaxHeader || 8 + header_len > mapping->size) {
-      throw InputError({file, 0, ""}, "corrupt safetensors header length " +
-                                          std::to_string(header_len));
+      throw InputError({file, 0, ""},
+                       "corrupt safetensors header length " + std::to_string(header_len));
     }
     json header;
     try {
@@ -234,15 +251,15 @@ const TensorView& SafeTensors::get(const std::string& name,
   const TensorView* t = find(name);
   std::string where = files_.size() == 1 ? files_[0] : std::to_string(files_.size()) + " shards";
   if (t == nullptr) {
-    throw InputError({where, 0, name}, "tensor missing" +
-                                           (expected.empty() ? std::string()
-                                                             : " (expected shape " +
-                                                                   shape_text(expected) + ")"),
-                     "is this checkpoint the layout its config says?");
+    throw InputError(
+        {where, 0, name},
+        "tensor missing" +
+            (expected.empty() ? std::string() : " (expected shape " + shape_text(expected) + ")"),
+        "is this checkpoint the layout its config says?");
   }
   if (!expected.empty() && t->shape != expected) {
-    throw InputError({t->file, 0, name}, "expected shape " + shape_text(expected) + ", found " +
-                                             shape_text(t->shape));
+    throw InputError({t->file, 0, name},
+                     "expected shape " + shape_text(expected) + ", found " + shape_text(t->shape));
   }
   return *t;
 }
@@ -281,17 +298,18 @@ std::vector<float> SafeTensors::to_float(const std::string& name,
 std::string SafeTensors::content_hash() const {
   std::string digests;
   for (std::size_t i = 0; i < mappings_.size(); ++i) {
-    digests += sha256_hex(std::string_view(static_cast<const char*>(mappings_[i]->base),
-                                           mappings_[i]->size));
+    digests += sha256_hex(
+        std::string_view(static_cast<const char*>(mappings_[i]->base), mappings_[i]->size));
   }
   return mappings_.size() == 1 ? digests : sha256_hex(digests);
 }
 
-std::map<std::string, std::pair<std::vector<std::int64_t>, std::vector<float>>> read_safetensors_f32(
-    const fs::path& path) {
+std::map<std::string, std::pair<std::vector<std::int64_t>, std::vector<float>>>
+read_safetensors_f32(const fs::path& path) {
   SafeTensors st = SafeTensors::open(path);
   std::map<std::string, std::pair<std::vector<std::int64_t>, std::vector<float>>> out;
-  for (const auto& [name, t] : st.tensors()) out[name] = {t.shape, st.to_float(name)};
+  for (const auto& [name, t] : st.tensors())
+    out[name] = {t.shape, st.to_float(name)};
   return out;
 }
 
@@ -303,11 +321,13 @@ std::string encode_safetensors_f32(
   std::size_t offset = 0;
   for (const auto& [name, t] : tensors) {
     const std::size_t bytes = t.second.size() * 4;
-    header[name] = {{"dtype", "F32"}, {"shape", t.first}, {"data_offsets", {offset, offset + bytes}}};
+    header[name] = {
+        {"dtype", "F32"}, {"shape", t.first}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string h = header.dump();
-  while ((8 + h.size()) % 8 != 0) h.push_back(' ');
+  while ((8 + h.size()) % 8 != 0)
+    h.push_back(' ');
   std::string out(8, '\0');
   const std::uint64_t len = h.size();
   std::memcpy(out.data(), &len, 8);

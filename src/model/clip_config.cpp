@@ -12,7 +12,9 @@ using nlohmann::json;
 const char* to_string(CheckpointLayout layout) {
   return layout == CheckpointLayout::HuggingFace ? "huggingface" : "openclip";
 }
-const char* to_string(PreprocessPipeline p) { return p == PreprocessPipeline::Hf ? "hf" : "openai"; }
+const char* to_string(PreprocessPipeline p) {
+  return p == PreprocessPipeline::Hf ? "hf" : "openai";
+}
 
 nlohmann::json PreprocessConfig::to_json() const {
   return {{"pipeline", to_string(pipeline)},
@@ -26,9 +28,9 @@ nlohmann::json PreprocessConfig::to_json() const {
 double ClipConfig::vision_gflop() const {
   const double t = vision_tokens(), w = vision.width, m = vision.mlp;
   const double patch_in = 3.0 * patch * patch;
-  double macs = (t - 1) * patch_in * w;                          // patch embedding
+  double macs = (t - 1) * patch_in * w;                               // patch embedding
   macs += vision.layers * (t * w * 3 * w + t * w * w + 2 * t * w * m  // qkv, out, mlp
-                           + 2 * t * t * w);                     // scores and weighted sum
+                           + 2 * t * t * w);                          // scores and weighted sum
   macs += w * embed_dim;
   return 2.0 * macs / 1e9;
 }
@@ -104,8 +106,8 @@ ClipConfig load_hf(const fs::path& dir) {
   if (fs::is_regular_file(pp)) {
     json p = read_json(pp);
     if (auto size = p.find("size"); size != p.end()) {
-      c.preprocess.resize = size->is_number() ? size->get<int>()
-                                              : field(*size, "shortest_edge", c.image_size, pp);
+      c.preprocess.resize =
+          size->is_number() ? size->get<int>() : field(*size, "shortest_edge", c.image_size, pp);
     }
     if (auto crop = p.find("crop_size"); crop != p.end()) {
       c.preprocess.crop = crop->is_number() ? crop->get<int>() : field(*crop, "height", 224, pp);
@@ -127,7 +129,8 @@ ClipConfig load_openclip(const fs::path& dir) {
   ClipConfig c;
   c.layout = CheckpointLayout::OpenClip;
   c.embed_dim = field(model, "embed_dim", 512, file);
-  Activation act = field(model, "quick_gelu", false, file) ? Activation::QuickGelu : Activation::Gelu;
+  Activation act =
+      field(model, "quick_gelu", false, file) ? Activation::QuickGelu : Activation::Gelu;
   json vc = model.value("vision_cfg", json::object());
   json tc = model.value("text_cfg", json::object());
   for (const char* unsupported : {"attentional_pool", "ls_init_value", "no_ln_pre",
@@ -180,8 +183,9 @@ ClipConfig load_clip_config(const fs::path& dir) {
   }
   if (fs::is_regular_file(dir / "open_clip_config.json")) return load_openclip(dir);
   if (fs::is_regular_file(dir / "config.json")) return load_hf(dir);
-  throw IoError(dir.string() + ": no config.json (Hugging Face) or open_clip_config.json (OpenCLIP)",
-                "pass a CLIP checkpoint folder with --model");
+  throw IoError(
+      dir.string() + ": no config.json (Hugging Face) or open_clip_config.json (OpenCLIP)",
+      "pass a CLIP checkpoint folder with --model");
 }
 
 ClipConfig vit_b32_config() {

@@ -32,19 +32,22 @@ struct BlockNames {
   const char* fc2_w;
   const char* fc2_b;
 };
-constexpr BlockNames kHfBlock = {
-    "{T}.encoder.layers.{i}.layer_norm1.weight", "{T}.encoder.layers.{i}.layer_norm1.bias",
-    "{T}.encoder.layers.{i}.layer_norm2.weight", "{T}.encoder.layers.{i}.layer_norm2.bias",
-    "{T}.encoder.layers.{i}.self_attn.out_proj.weight",
-    "{T}.encoder.layers.{i}.self_attn.out_proj.bias", "{T}.encoder.layers.{i}.mlp.fc1.weight",
-    "{T}.encoder.layers.{i}.mlp.fc1.bias", "{T}.encoder.layers.{i}.mlp.fc2.weight",
-    "{T}.encoder.layers.{i}.mlp.fc2.bias"};
+constexpr BlockNames kHfBlock = {"{T}.encoder.layers.{i}.layer_norm1.weight",
+                                 "{T}.encoder.layers.{i}.layer_norm1.bias",
+                                 "{T}.encoder.layers.{i}.layer_norm2.weight",
+                                 "{T}.encoder.layers.{i}.layer_norm2.bias",
+                                 "{T}.encoder.layers.{i}.self_attn.out_proj.weight",
+                                 "{T}.encoder.layers.{i}.self_attn.out_proj.bias",
+                                 "{T}.encoder.layers.{i}.mlp.fc1.weight",
+                                 "{T}.encoder.layers.{i}.mlp.fc1.bias",
+                                 "{T}.encoder.layers.{i}.mlp.fc2.weight",
+                                 "{T}.encoder.layers.{i}.mlp.fc2.bias"};
 constexpr BlockNames kOpenClipBlock = {
-    "{T}resblocks.{i}.ln_1.weight",         "{T}resblocks.{i}.ln_1.bias",
-    "{T}resblocks.{i}.ln_2.weight",         "{T}resblocks.{i}.ln_2.bias",
+    "{T}resblocks.{i}.ln_1.weight",          "{T}resblocks.{i}.ln_1.bias",
+    "{T}resblocks.{i}.ln_2.weight",          "{T}resblocks.{i}.ln_2.bias",
     "{T}resblocks.{i}.attn.out_proj.weight", "{T}resblocks.{i}.attn.out_proj.bias",
-    "{T}resblocks.{i}.mlp.c_fc.weight",     "{T}resblocks.{i}.mlp.c_fc.bias",
-    "{T}resblocks.{i}.mlp.c_proj.weight",   "{T}resblocks.{i}.mlp.c_proj.bias"};
+    "{T}resblocks.{i}.mlp.c_fc.weight",      "{T}resblocks.{i}.mlp.c_fc.bias",
+    "{T}resblocks.{i}.mlp.c_proj.weight",    "{T}resblocks.{i}.mlp.c_proj.bias"};
 
 struct TowerNames {
   const char* prefix;
@@ -54,18 +57,23 @@ struct TowerNames {
   const char* proj;
   bool proj_transposed;  // stored [width, embed] instead of [embed, width]
 };
-constexpr TowerNames kHfVision = {"vision_model", "vision_model.embeddings.position_embedding.weight",
+constexpr TowerNames kHfVision = {"vision_model",
+                                  "vision_model.embeddings.position_embedding.weight",
                                   "vision_model.post_layernorm.weight",
-                                  "vision_model.post_layernorm.bias", "visual_projection.weight",
+                                  "vision_model.post_layernorm.bias",
+                                  "visual_projection.weight",
                                   false};
-constexpr TowerNames kHfText = {"text_model", "text_model.embeddings.position_embedding.weight",
+constexpr TowerNames kHfText = {"text_model",
+                                "text_model.embeddings.position_embedding.weight",
                                 "text_model.final_layer_norm.weight",
-                                "text_model.final_layer_norm.bias", "text_projection.weight", false};
-constexpr TowerNames kOcVision = {"visual.transformer.", "visual.positional_embedding",
-                                  "visual.ln_post.weight", "visual.ln_post.bias", "visual.proj",
-                                  true};
-constexpr TowerNames kOcText = {"transformer.", "positional_embedding", "ln_final.weight",
-                                "ln_final.bias", "text_projection", true};
+                                "text_model.final_layer_norm.bias",
+                                "text_projection.weight",
+                                false};
+constexpr TowerNames kOcVision = {"visual.transformer.",   "visual.positional_embedding",
+                                  "visual.ln_post.weight", "visual.ln_post.bias",
+                                  "visual.proj",           true};
+constexpr TowerNames kOcText = {"transformer.",  "positional_embedding", "ln_final.weight",
+                                "ln_final.bias", "text_projection",      true};
 
 std::string expand(std::string pattern, const std::string& tower, int layer) {
   auto replace = [&](const std::string& key, const std::string& value) {
@@ -92,7 +100,8 @@ std::vector<float> transpose(const std::vector<float>& m, int rows, int cols) {
 class TensorSource {
  public:
   virtual ~TensorSource() = default;
-  virtual std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) = 0;
+  virtual std::vector<float> get(const std::string& name,
+                                 const std::vector<std::int64_t>& shape) = 0;
 };
 
 class CheckpointSource final : public TensorSource {
@@ -112,10 +121,12 @@ class RandomSource final : public TensorSource {
   explicit RandomSource(std::uint64_t seed) : seed_(seed) {}
   std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
     std::int64_t n = 1;
-    for (auto d : shape) n *= d;
+    for (auto d : shape)
+      n *= d;
     Rng rng(derive_seed(seed_, name));
     std::vector<float> v(static_cast<std::size_t>(n));
-    const bool norm_gain = name.find("norm") != std::string::npos || name.find("ln_") != std::string::npos;
+    const bool norm_gain =
+        name.find("norm") != std::string::npos || name.find("ln_") != std::string::npos;
     const bool bias = name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0;
     // Reference-like scales: small weights, unit LayerNorm gains, small biases.
     const double scale = bias ? 0.01 : shape.size() >= 2 ? 0.02 : 0.1;
@@ -161,8 +172,11 @@ std::vector<Block> load_blocks(TensorSource& src, CheckpointLayout layout, const
     std::vector<float> qkv_w, qkv_b;
     if (hf_separate_qkv) {
       for (const char* part : {"q_proj", "k_proj", "v_proj"}) {
-        auto pw = src.get(n(("{T}.encoder.layers.{i}.self_attn." + std::string(part) + ".weight").c_str()), {w, w});
-        auto pb = src.get(n(("{T}.encoder.layers.{i}.self_attn." + std::string(part) + ".bias").c_str()), {w});
+        auto pw = src.get(
+            n(("{T}.encoder.layers.{i}.self_attn." + std::string(part) + ".weight").c_str()),
+            {w, w});
+        auto pb = src.get(
+            n(("{T}.encoder.layers.{i}.self_attn." + std::string(part) + ".bias").c_str()), {w});
         qkv_w.insert(qkv_w.end(), pw.begin(), pw.end());
         qkv_b.insert(qkv_b.end(), pb.begin(), pb.end());
       }
@@ -200,10 +214,12 @@ void layer_norm(const float* x, int rows, int width, const std::vector<float>& g
     const float* in = x + static_cast<std::size_t>(r) * width;
     float* out = y + static_cast<std::size_t>(r) * width;
     double mean = 0;
-    for (int i = 0; i < width; ++i) mean += in[i];
+    for (int i = 0; i < width; ++i)
+      mean += in[i];
     mean /= width;
     double var = 0;
-    for (int i = 0; i < width; ++i) var += (in[i] - mean) * (in[i] - mean);
+    for (int i = 0; i < width; ++i)
+      var += (in[i] - mean) * (in[i] - mean);
     var /= width;
     const double inv = 1.0 / std::sqrt(var + eps);
     for (int i = 0; i < width; ++i) {
@@ -215,7 +231,8 @@ void layer_norm(const float* x, int rows, int width, const std::vector<float>& g
 
 void add_inplace(float* x, const float* y, std::size_t n) {
 #pragma omp parallel for schedule(static)
-  for (std::size_t i = 0; i < n; ++i) x[i] += y[i];
+  for (std::size_t i = 0; i < n; ++i)
+    x[i] += y[i];
 }
 
 // Multi-head attention over `seqs` sequences of `len` tokens; qkv: [seqs * len, 3 * width],
@@ -234,13 +251,15 @@ void attention(const float* qkv, int seqs, int len, int width, int heads, bool c
         const float* base = qkv + static_cast<std::size_t>(s) * len * stride;
         for (int i = 0; i < len; ++i) {
           const float* qi = base + i * stride + static_cast<std::size_t>(h) * d;
-          for (int k = 0; k < d; ++k) q[static_cast<std::size_t>(k)] = qi[k] * scale;
+          for (int k = 0; k < d; ++k)
+            q[static_cast<std::size_t>(k)] = qi[k] * scale;
           const int last = causal ? i : len - 1;
           float max_score = -INFINITY;
           for (int j = 0; j <= last; ++j) {
             const float* kj = base + j * stride + width + static_cast<std::size_t>(h) * d;
             float dot = 0;
-            for (int k = 0; k < d; ++k) dot += q[static_cast<std::size_t>(k)] * kj[k];
+            for (int k = 0; k < d; ++k)
+              dot += q[static_cast<std::size_t>(k)] * kj[k];
             scores[static_cast<std::size_t>(j)] = dot;
             max_score = std::max(max_score, dot);
           }
@@ -254,7 +273,8 @@ void attention(const float* qkv, int seqs, int len, int width, int heads, bool c
           for (int j = 0; j <= last; ++j) {
             const float p = scores[static_cast<std::size_t>(j)] / sum;
             const float* vj = base + j * stride + 2 * width + static_cast<std::size_t>(h) * d;
-            for (int k = 0; k < d; ++k) acc[static_cast<std::size_t>(k)] += p * vj[k];
+            for (int k = 0; k < d; ++k)
+              acc[static_cast<std::size_t>(k)] += p * vj[k];
           }
           float* o = out + (static_cast<std::size_t>(s) * len + i) * width +
                      static_cast<std::size_t>(h) * d;
@@ -311,10 +331,12 @@ struct ClipModel::Impl {
     vision.cfg = cfg.vision;
     text.cfg = cfg.text;
     const std::int64_t vt = cfg.vision_tokens();
-    patch = Linear(src.get(hf ? "vision_model.embeddings.patch_embedding.weight" : "visual.conv1.weight",
-                           {vw, 3, p, p}),
-                   {}, static_cast<int>(vw), static_cast<int>(3 * p * p));
-    class_emb = src.get(hf ? "vision_model.embeddings.class_embedding" : "visual.class_embedding", {vw});
+    patch = Linear(
+        src.get(hf ? "vision_model.embeddings.patch_embedding.weight" : "visual.conv1.weight",
+                {vw, 3, p, p}),
+        {}, static_cast<int>(vw), static_cast<int>(3 * p * p));
+    class_emb =
+        src.get(hf ? "vision_model.embeddings.class_embedding" : "visual.class_embedding", {vw});
     vision.pos = src.get(vn.pos, {vt, vw});
     ln_pre_g = src.get(hf ? "vision_model.pre_layrnorm.weight" : "visual.ln_pre.weight", {vw});
     ln_pre_b = src.get(hf ? "vision_model.pre_layrnorm.bias" : "visual.ln_pre.bias", {vw});
@@ -323,8 +345,9 @@ struct ClipModel::Impl {
     vision.ln_final_b = src.get(vn.ln_final_b, {vw});
     vision.proj = load_projection(src, vn, cfg.vision.width, cfg.embed_dim);
 
-    token_emb = src.get(hf ? "text_model.embeddings.token_embedding.weight" : "token_embedding.weight",
-                        {cfg.vocab_size, tw});
+    token_emb =
+        src.get(hf ? "text_model.embeddings.token_embedding.weight" : "token_embedding.weight",
+                {cfg.vocab_size, tw});
     text.pos = src.get(tn.pos, {cfg.context_length, tw});
     text.blocks = load_blocks(src, cfg.layout, tn.prefix, cfg.text, hf);
     text.ln_final_g = src.get(tn.ln_final_w, {tw});
@@ -361,9 +384,15 @@ ClipModel::ClipModel(ClipModel&&) noexcept = default;
 ClipModel& ClipModel::operator=(ClipModel&&) noexcept = default;
 ClipModel::~ClipModel() = default;
 
-const ClipConfig& ClipModel::config() const { return impl_->cfg; }
-const std::string& ClipModel::weights_id() const { return impl_->weights_id; }
-float ClipModel::logit_scale_exp() const { return std::exp(impl_->logit_scale); }
+const ClipConfig& ClipModel::config() const {
+  return impl_->cfg;
+}
+const std::string& ClipModel::weights_id() const {
+  return impl_->weights_id;
+}
+float ClipModel::logit_scale_exp() const {
+  return std::exp(impl_->logit_scale);
+}
 
 ClipModel ClipModel::load(const fs::path& dir) {
   ClipModel model;
@@ -377,7 +406,8 @@ ClipModel ClipModel::load(const fs::path& dir) {
     weights = dir / "model.safetensors.index.json";
   }
   if (!fs::is_regular_file(weights)) {
-    bool bin = fs::exists(dir / "pytorch_model.bin") || fs::exists(dir / "open_clip_pytorch_model.bin");
+    bool bin =
+        fs::exists(dir / "pytorch_model.bin") || fs::exists(dir / "open_clip_pytorch_model.bin");
     throw IoError(weights.string() + ": not found",
                   bin ? "this checkpoint has only PyTorch .bin weights; convert them to "
                         "safetensors (e.g. with the safetensors package's convert script)"
@@ -416,7 +446,8 @@ TowerOutput ClipModel::encode_images(const float* pixels, int count, const Encod
       float* row = &cols[(static_cast<std::size_t>(b) * patches + pi) * k];
       for (int ch = 0; ch < 3; ++ch) {
         for (int y = 0; y < p; ++y) {
-          const float* src = pixels + ((static_cast<std::size_t>(b) * 3 + ch) * side + py * p + y) * side + px * p;
+          const float* src =
+              pixels + ((static_cast<std::size_t>(b) * 3 + ch) * side + py * p + y) * side + px * p;
           std::memcpy(row + (ch * p + y) * p, src, sizeof(float) * p);
         }
       }
@@ -433,7 +464,8 @@ TowerOutput ClipModel::encode_images(const float* pixels, int count, const Encod
       const float* pos = &m.vision.pos[static_cast<std::size_t>(t) * w];
       const float* src = t == 0 ? m.class_emb.data()
                                 : &embedded[(static_cast<std::size_t>(b) * patches + t - 1) * w];
-      for (int i = 0; i < w; ++i) dst[i] = src[i] + pos[i];
+      for (int i = 0; i < w; ++i)
+        dst[i] = src[i] + pos[i];
     }
   }
   embedded = {};
@@ -453,11 +485,13 @@ TowerOutput ClipModel::encode_images(const float* pixels, int count, const Encod
   capture(0);
   run_blocks(m.vision, x, count, tokens, /*causal=*/false, capture);
   std::vector<int> cls(static_cast<std::size_t>(count));
-  for (int b = 0; b < count; ++b) cls[static_cast<std::size_t>(b)] = b * tokens;
+  for (int b = 0; b < count; ++b)
+    cls[static_cast<std::size_t>(b)] = b * tokens;
   m.pool(m.vision, x, cls, out.embeds);
   if (o.token_states) {
     std::vector<int> all(static_cast<std::size_t>(count) * tokens);
-    for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+    for (std::size_t i = 0; i < all.size(); ++i)
+      all[i] = static_cast<int>(i);
     m.pool(m.vision, x, all, out.tokens);
     out.token_count = tokens;
   }
@@ -500,7 +534,8 @@ TowerOutput ClipModel::encode_texts(const std::vector<std::vector<int>>& ids,
       float* dst = &x[(static_cast<std::size_t>(b) * len + t) * w];
       const float* tok = &m.token_emb[static_cast<std::size_t>(id) * w];
       const float* pos = &m.text.pos[static_cast<std::size_t>(t) * w];
-      for (int i = 0; i < w; ++i) dst[i] = tok[i] + pos[i];
+      for (int i = 0; i < w; ++i)
+        dst[i] = tok[i] + pos[i];
     }
   }
   const int layers = c.text.layers;
@@ -516,11 +551,13 @@ TowerOutput ClipModel::encode_texts(const std::vector<std::vector<int>>& ids,
   capture(0);
   run_blocks(m.text, x, count, len, /*causal=*/true, capture);
   std::vector<int> rows(static_cast<std::size_t>(count));
-  for (int b = 0; b < count; ++b) rows[static_cast<std::size_t>(b)] = b * len + eot[static_cast<std::size_t>(b)];
+  for (int b = 0; b < count; ++b)
+    rows[static_cast<std::size_t>(b)] = b * len + eot[static_cast<std::size_t>(b)];
   m.pool(m.text, x, rows, out.embeds);
   if (o.token_states) {
     std::vector<int> all(static_cast<std::size_t>(count) * len);
-    for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+    for (std::size_t i = 0; i < all.size(); ++i)
+      all[i] = static_cast<int>(i);
     m.pool(m.text, x, all, out.tokens);
     out.token_count = len;
   }

@@ -13,7 +13,9 @@ namespace winokit {
 void set_compute_threads(int threads) {
   omp_set_num_threads(threads > 0 ? threads : omp_get_num_procs());
 }
-int compute_threads() { return omp_get_max_threads(); }
+int compute_threads() {
+  return omp_get_max_threads();
+}
 
 namespace detail {
 
@@ -56,8 +58,8 @@ struct Linear::Impl {
     using dt = dnnl::memory::data_type;
     using tag = dnnl::memory::format_tag;
     dnnl::memory::desc src({m, k}, dt::f32, tag::ab);
-    dnnl::memory::desc w = any_weights ? dnnl::memory::desc({k, n}, dt::f32, tag::any)
-                                       : weights_desc;
+    dnnl::memory::desc w =
+        any_weights ? dnnl::memory::desc({k, n}, dt::f32, tag::any) : weights_desc;
     dnnl::memory::desc b({1, n}, dt::f32, tag::ab);
     dnnl::memory::desc dst({m, n}, dt::f32, tag::ab);
     return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, w, b, dst), attr(), cpu_engine());

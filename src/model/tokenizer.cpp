@@ -42,7 +42,8 @@ std::u32string utf8_to_u32(const std::string& s) {
       cp = c & 0x07;
       n = 4;
     }
-    for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    for (std::size_t k = 1; k < n; ++k)
+      cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
     out.push_back(cp);
     i += n;
   }
@@ -69,7 +70,8 @@ void append_utf8(std::string& out, char32_t cp) {
 
 std::string u32_to_utf8(const std::u32string& s) {
   std::string out;
-  for (char32_t c : s) append_utf8(out, c);
+  for (char32_t c : s)
+    append_utf8(out, c);
   return out;
 }
 
@@ -107,9 +109,9 @@ std::u32string icu_normalize(const std::u32string& s, bool nfkc) {
   if (U_FAILURE(err)) throw Error("ICU: no normalizer");
   std::u16string in = to_u16(s);
   std::u16string out(in.size() * 3 + 16, u'\0');
-  int32_t n = unorm2_normalize(norm, reinterpret_cast<const UChar*>(in.data()),
-                               static_cast<int32_t>(in.size()), reinterpret_cast<UChar*>(out.data()),
-                               static_cast<int32_t>(out.size()), &err);
+  int32_t n = unorm2_normalize(
+      norm, reinterpret_cast<const UChar*>(in.data()), static_cast<int32_t>(in.size()),
+      reinterpret_cast<UChar*>(out.data()), static_cast<int32_t>(out.size()), &err);
   if (U_FAILURE(err)) throw Error("ICU: normalisation failed");
   out.resize(static_cast<std::size_t>(n));
   return from_u16(out);
@@ -134,13 +136,19 @@ bool is_space(char32_t c) {
   const auto dir = u_charDirection(u);
   return dir == U_WHITE_SPACE_NEUTRAL || dir == U_BLOCK_SEPARATOR || dir == U_SEGMENT_SEPARATOR;
 }
-bool is_letter(char32_t c) { return (U_GET_GC_MASK(static_cast<UChar32>(c)) & U_GC_L_MASK) != 0; }
-bool is_number(char32_t c) { return (U_GET_GC_MASK(static_cast<UChar32>(c)) & U_GC_N_MASK) != 0; }
+bool is_letter(char32_t c) {
+  return (U_GET_GC_MASK(static_cast<UChar32>(c)) & U_GC_L_MASK) != 0;
+}
+bool is_number(char32_t c) {
+  return (U_GET_GC_MASK(static_cast<UChar32>(c)) & U_GC_N_MASK) != 0;
+}
 
 std::u32string strip(const std::u32string& s) {
   std::size_t b = 0, e = s.size();
-  while (b < e && is_space(s[b])) ++b;
-  while (e > b && is_space(s[e - 1])) --e;
+  while (b < e && is_space(s[b]))
+    ++b;
+  while (e > b && is_space(s[e - 1]))
+    --e;
   return s.substr(b, e - b);
 }
 
@@ -160,7 +168,8 @@ std::u32string ftfy_fix(std::u32string t) {
       // remove_terminal_escapes: ESC [ digits/semicolons letter
       if (c == 0x1B && i + 1 < t.size() && t[i + 1] == U'[') {
         std::size_t j = i + 2;
-        while (j < t.size() && ((t[j] >= U'0' && t[j] <= U'9') || t[j] == U';')) ++j;
+        while (j < t.size() && ((t[j] >= U'0' && t[j] <= U'9') || t[j] == U';'))
+          ++j;
         if (j < t.size() && ((t[j] >= U'a' && t[j] <= U'z') || (t[j] >= U'A' && t[j] <= U'Z'))) {
           i = j;
           continue;
@@ -170,11 +179,12 @@ std::u32string ftfy_fix(std::u32string t) {
       if (c >= 0x80 && c <= 0x9F && kCp1252[c - 0x80] != 0) c = kCp1252[c - 0x80];
       // fix_latin_ligatures
       static const std::pair<char32_t, const char32_t*> kLigatures[] = {
-          {0x0132, U"IJ"}, {0x0133, U"ij"}, {0x0149, U"\u02BCn"}, {0x01C4, U"D\u017D"},
-          {0x01C5, U"D\u017E"}, {0x01C6, U"d\u017E"}, {0x01C7, U"LJ"}, {0x01C8, U"Lj"},
-          {0x01C9, U"lj"}, {0x01CA, U"NJ"}, {0x01CB, U"Nj"}, {0x01CC, U"nj"}, {0x01F1, U"DZ"},
-          {0x01F2, U"Dz"}, {0x01F3, U"dz"}, {0xFB00, U"ff"}, {0xFB01, U"fi"}, {0xFB02, U"fl"},
-          {0xFB03, U"ffi"}, {0xFB04, U"ffl"}, {0xFB05, U"\u017Ft"}, {0xFB06, U"st"}};
+          {0x0132, U"IJ"},      {0x0133, U"ij"},      {0x0149, U"\u02BCn"}, {0x01C4, U"D\u017D"},
+          {0x01C5, U"D\u017E"}, {0x01C6, U"d\u017E"}, {0x01C7, U"LJ"},      {0x01C8, U"Lj"},
+          {0x01C9, U"lj"},      {0x01CA, U"NJ"},      {0x01CB, U"Nj"},      {0x01CC, U"nj"},
+          {0x01F1, U"DZ"},      {0x01F2, U"Dz"},      {0x01F3, U"dz"},      {0xFB00, U"ff"},
+          {0xFB01, U"fi"},      {0xFB02, U"fl"},      {0xFB03, U"ffi"},     {0xFB04, U"ffl"},
+          {0xFB05, U"\u017Ft"}, {0xFB06, U"st"}};
       bool replaced = false;
       for (const auto& [from, to] : kLigatures) {
         if (c == from) {
@@ -216,9 +226,12 @@ std::u32string ftfy_fix(std::u32string t) {
 std::array<std::string, 256> byte_encoder() {
   std::array<std::string, 256> table;
   std::array<bool, 256> printable{};
-  for (int b = '!'; b <= '~'; ++b) printable[static_cast<std::size_t>(b)] = true;
-  for (int b = 0xA1; b <= 0xAC; ++b) printable[static_cast<std::size_t>(b)] = true;
-  for (int b = 0xAE; b <= 0xFF; ++b) printable[static_cast<std::size_t>(b)] = true;
+  for (int b = '!'; b <= '~'; ++b)
+    printable[static_cast<std::size_t>(b)] = true;
+  for (int b = 0xA1; b <= 0xAC; ++b)
+    printable[static_cast<std::size_t>(b)] = true;
+  for (int b = 0xAE; b <= 0xFF; ++b)
+    printable[static_cast<std::size_t>(b)] = true;
   char32_t next = 256;
   for (int b = 0; b < 256; ++b) {
     std::string s;
@@ -276,8 +289,8 @@ std::string html_unescape(const std::string& text) {
       }
       std::string digits = text.substr(digits_start, j - digits_start);
       if (j < text.size() && text[j] == ';') ++j;
-      unsigned long long num = digits.size() > 8 ? ULLONG_MAX
-                                                 : std::stoull(digits, nullptr, hex ? 16 : 10);
+      unsigned long long num =
+          digits.size() > 8 ? ULLONG_MAX : std::stoull(digits, nullptr, hex ? 16 : 10);
       // Python's html._replace_charref.
       if (num == 0x00) {
         append_utf8(out, 0xFFFD);
@@ -298,8 +311,8 @@ std::string html_unescape(const std::string& text) {
       continue;
     }
     // Named reference: up to 32 characters of [^\t\n\f <&#;], optional ';'.
-    while (j < text.size() && j - i - 1 < 32 && std::string_view("\t\n\f <&#;").find(text[j]) ==
-                                                    std::string_view::npos) {
+    while (j < text.size() && j - i - 1 < 32 &&
+           std::string_view("\t\n\f <&#;").find(text[j]) == std::string_view::npos) {
       ++j;
     }
     std::string name = text.substr(i + 1, j - i - 1);
@@ -361,7 +374,8 @@ std::vector<std::string> ClipTokenizer::pre_tokenize(const std::string& cleaned)
   std::u32string t = utf8_to_u32(cleaned);
   std::vector<std::string> out;
   static const std::u32string kStartU = U"<|startoftext|>", kEndU = U"<|endoftext|>";
-  static const std::u32string kContractions[] = {U"'s", U"'t", U"'re", U"'ve", U"'m", U"'ll", U"'d"};
+  static const std::u32string kContractions[] = {U"'s", U"'t",  U"'re", U"'ve",
+                                                 U"'m", U"'ll", U"'d"};
   std::size_t i = 0;
   while (i < t.size()) {
     if (is_space(t[i])) {
@@ -383,7 +397,8 @@ std::vector<std::string> ClipTokenizer::pre_tokenize(const std::string& cleaned)
     }
     if (len == 0) {
       if (is_letter(t[i])) {
-        while (i + len < t.size() && is_letter(t[i + len])) ++len;
+        while (i + len < t.size() && is_letter(t[i + len]))
+          ++len;
       } else if (is_number(t[i])) {
         len = 1;
       } else {
@@ -402,10 +417,12 @@ std::vector<std::string> ClipTokenizer::pre_tokenize(const std::string& cleaned)
 std::vector<std::string> ClipTokenizer::bpe(const std::string& token) const {
   if (token == kStart || token == kEnd) return {token};
   std::vector<std::string> word;
-  for (unsigned char b : token) word.push_back(bytes_table()[b]);
+  for (unsigned char b : token)
+    word.push_back(bytes_table()[b]);
   // Byte-encoded symbols are single code points; re-split by UTF-8 characters.
   std::string joined;
-  for (const auto& w : word) joined += w;
+  for (const auto& w : word)
+    joined += w;
   word = utf8_chars(joined);
   word.back() += "</w>";
   while (word.size() > 1) {
@@ -488,7 +505,8 @@ ClipTokenizer ClipTokenizer::from_hf(const fs::path& vocab_json, const fs::path&
     if (line.empty() || (n == 0 && line.rfind("#version", 0) == 0)) continue;
     auto sp = line.find(' ');
     if (sp == std::string_view::npos) {
-      throw InputError({merges_txt.string(), n + 1, ""}, "expected two symbols separated by a space");
+      throw InputError({merges_txt.string(), n + 1, ""},
+                       "expected two symbols separated by a space");
     }
     merges.emplace_back(std::string(line.substr(0, sp)), std::string(line.substr(sp + 1)));
   }
@@ -521,8 +539,8 @@ ClipTokenizer ClipTokenizer::from_openai(const fs::path& bpe_gz) {
   if (rc != Z_STREAM_END) throw InputError({bpe_gz.string(), 0, ""}, "corrupt gzip data");
   auto lines = split_lines(text);
   if (lines.size() < kMergeCount + 1) {
-    throw InputError({bpe_gz.string(), 0, ""}, "expected at least " +
-                                                   std::to_string(kMergeCount + 1) + " lines");
+    throw InputError({bpe_gz.string(), 0, ""},
+                     "expected at least " + std::to_string(kMergeCount + 1) + " lines");
   }
   std::vector<std::pair<std::string, std::string>> merges;
   for (std::size_t n = 1; n <= kMergeCount; ++n) {
@@ -538,9 +556,12 @@ ClipTokenizer ClipTokenizer::from_openai(const fs::path& bpe_gz) {
   std::sort(symbols.begin(), symbols.end(), [](const std::string& a, const std::string& b) {
     return utf8_to_u32(a) < utf8_to_u32(b);
   });
-  for (const auto& b : symbols) tok.vocab_.emplace(b, id++);
-  for (const auto& b : symbols) tok.vocab_.emplace(b + "</w>", id++);
-  for (const auto& [a, b] : merges) tok.vocab_.emplace(a + b, id++);
+  for (const auto& b : symbols)
+    tok.vocab_.emplace(b, id++);
+  for (const auto& b : symbols)
+    tok.vocab_.emplace(b + "</w>", id++);
+  for (const auto& [a, b] : merges)
+    tok.vocab_.emplace(a + b, id++);
   tok.start_id_ = id;
   tok.vocab_.emplace(kStart, id++);
   tok.end_id_ = id;
@@ -556,8 +577,9 @@ ClipTokenizer ClipTokenizer::from_directory(const fs::path& dir) {
   if (fs::is_regular_file(dir / "bpe_simple_vocab_16e6.txt.gz")) {
     return from_openai(dir / "bpe_simple_vocab_16e6.txt.gz");
   }
-  throw IoError(dir.string() + ": no tokenizer (vocab.json + merges.txt or "
-                               "bpe_simple_vocab_16e6.txt.gz)",
+  throw IoError(dir.string() +
+                    ": no tokenizer (vocab.json + merges.txt or "
+                    "bpe_simple_vocab_16e6.txt.gz)",
                 "pass --tokenizer FILE_OR_DIR");
 }
 

@@ -1,0 +1,260 @@
+// jpeglib.h needs size_t and FILE declared first.
+#include <cstddef>
+#include <cstdio>
+
+#include <jerror.h>
+#include <jpeglib.h>
+#include <png.h>
+#include <webp/decode.h>
+
+#include <csetjmp>
+#include <cstring>
+
+#include "winokit/error.hpp"
+#include "winokit/image.hpp"
+
+namespace winokit {
+
+const char* to_string(PixelMode m) {
+  switch (m) {
+    case PixelMode::L: return "L";
+    case PixelMode::LA: return "LA";
+    case PixelMode::RGB: return "RGB";
+    case PixelMode::RGBA: return "RGBA";
+    case PixelMode::P: return "P";
+    case PixelMode::I: return "I";
+  }
+  return "?";
+}
+
+int channels(PixelMode m) {
+  switch (m) {
+    case PixelMode::LA: return 2;
+    case PixelMode::RGB: return 3;
+    case PixelMode::RGBA: return 4;
+    default: return 1;
+  }
+}
+
+namespace {
+
+// Refuse absurd sizes before allocating (a 100k x 100k image would need 30 GB).
+constexpr std::uint64_t kMaxPixels = 1ull << 28;
+
+void check_size(std::uint64_t w, std::uint64_t h, const std::string& source) {
+  if (w == 0 || h == 0 || w * h > kMaxPixels) {
+    throw InputError({source, 0, ""}, "image size " + std::to_string(w) + "x" + std::to_string(h) +
+                                          " is empty or too large (at most 2^28 pixels)");
+  }
+}
+
+// ---- JPEG ----
+struct JpegError {
+  jpeg_error_mgr mgr;
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+  bool truncated = false;
+};
+
+void jpeg_fail(j_common_ptr cinfo) {
+  auto* err = reinterpret_cast<JpegError*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, err->message);
+  std::longjmp(err->jump, 1);
+}
+
+void jpeg_warn(j_common_ptr cinfo, int level) {
+  // PIL refuses truncated data ("image file is truncated"); libjpeg only warns about it.
+  if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) {
+    reinterpret_cast<JpegError*>(cinfo->err)->truncated = true;
+  }
+}
+
+DecodedImage decode_jpeg(const std::string& bytes, const std::string& source) {
+  jpeg_decompress_struct cinfo{};
+  JpegError err{};
+  cinfo.err = jpeg_std_error(&err.mgr);
+  err.mgr.error_exit = jpeg_fail;
+  err.mgr.emit_message = jpeg_warn;
+  DecodedImage out;
+  if (setjmp(err.jump)) {
+    jpeg_destroy_decompress(&cinfo);
+    throw InputError({source, 0, ""}, std::string("corrupt JPEG: ") + err.message);
+  }
+  jpeg_create_decompress(&cinfo);
+  jpeg_mem_src(&cinfo, reinterpret_cast<const unsigned char*>(bytes.data()),
+               static_cast<unsigned long>(bytes.size()));
+  jpeg_read_header(&cinfo, TRUE);
+  check_size(cinfo.image_width, cinfo.image_height, source);
+  if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK) {
+    jpeg_destroy_decompress(&cinfo);
+    throw InputError({source, 0, ""}, "CMYK JPEG images are not supported",
+                     "convert the image to RGB");
+  }
+  const bool gray = cinfo.num_components == 1;
+  cinfo.out_color_space = gray ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_start_decompress(&cinfo);
+  out.width = static_cast<int>(cinfo.output_width);
+  out.height = static_cast<int>(cinfo.output_height);
+  out.mode = gray ? PixelMode::L : PixelMode::RGB;
+  const std::size_t stride = static_cast<std::size_t>(out.width) * cinfo.output_components;
+  out.pixels.resize(stride * out.height);
+  while (cinfo.output_scanline < cinfo.output_height) {
+    JSAMPROW row = out.pixels.data() + stride * cinfo.output_scanline;
+    jpeg_read_scanlines(&cinfo, &row, 1);
+    if (err.truncated) break;
+  }
+  if (err.truncated) {
+    jpeg_destroy_decompress(&cinfo);
+    throw InputError({source, 0, ""}, "truncated JPEG (premature end of data)");
+  }
+  jpeg_finish_decompress(&cinfo);
+  jpeg_destroy_decompress(&cinfo);
+  return out;
+}
+
+// ---- PNG ----
+struct PngReader {
+  const std::string* bytes;
+  std::size_t offset = 8;
+};
+
+void png_read_bytes(png_structp png, png_bytep out, png_size_t length) {
+  auto* r = static_cast<PngReader*>(png_get_io_ptr(png));
+  if (r->offset + length > r->bytes->size()) png_error(png, "truncated PNG data");
+  std::memcpy(out, r->bytes->data() + r->offset, length);
+  r->offset += length;
+}
+
+struct PngMessage {
+  std::string text;
+};
+void png_fail(png_structp png, png_const_charp message) {
+  static_cast<PngMessage*>(png_get_error_ptr(png))->text = message;
+  png_longjmp(png, 1);
+}
+void png_warn(png_structp, png_const_charp) {}
+
+DecodedImage decode_png(const std::string& bytes, const std::string& source) {
+  PngMessage message;
+  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &message, png_fail, png_warn);
+  if (png == nullptr) throw Error("libpng: cannot create read struct");
+  png_infop info = png_create_info_struct(png);
+  DecodedImage out;
+  std::vector<png_bytep> rows;
+  if (setjmp(png_jmpbuf(png))) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    throw InputError({source, 0, ""}, "corrupt PNG: " + message.text);
+  }
+  PngReader reader{&bytes};
+  png_set_read_fn(png, &reader, png_read_bytes);
+  png_set_sig_bytes(png, 8);
+  png_set_crc_action(png, PNG_CRC_ERROR_QUIT, PNG_CRC_ERROR_QUIT);
+  png_read_info(png, info);
+  png_uint_32 w = 0, h = 0;
+  int depth = 0, color = 0, interlace = 0;
+  png_get_IHDR(png, info, &w, &h, &depth, &color, &interlace, nullptr, nullptr);
+  check_size(w, h, source);
+  out.width = static_cast<int>(w);
+  out.height = static_cast<int>(h);
+  bool gray16 = false;
+  switch (color) {
+    case PNG_COLOR_TYPE_PALETTE: {
+      out.mode = PixelMode::P;
+      if (depth < 8) png_set_packing(png);
+      png_colorp palette = nullptr;
+      int entries = 0;
+      png_get_PLTE(png, info, &palette, &entries);
+      out.palette.assign(256, {0, 0, 0});
+      for (int i = 0; i < entries && i < 256; ++i) {
+        out.palette[static_cast<std::size_t>(i)] = {palette[i].red, palette[i].green, palette[i].blue};
+      }
+      break;
+    }
+    case PNG_COLOR_TYPE_GRAY:
+      if (depth == 16) {
+        gray16 = true;
+        out.mode = PixelMode::I;
+      } else {
+        out.mode = PixelMode::L;
+        if (depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+        if (depth == 1) {
+          // PIL's mode "1" (resized with NEAREST like palette images): a gray palette.
+          out.mode = PixelMode::P;
+          out.palette.resize(256);
+          for (int i = 0; i < 256; ++i) {
+            const auto v = static_cast<std::uint8_t>(i);
+            out.palette[static_cast<std::size_t>(i)] = {v, v, v};
+          }
+        }
+      }
+      break;
+    case PNG_COLOR_TYPE_GRAY_ALPHA:
+      out.mode = PixelMode::LA;
+      break;
+    case PNG_COLOR_TYPE_RGB:
+      out.mode = PixelMode::RGB;
+      break;
+    default:
+      out.mode = PixelMode::RGBA;
+  }
+  // 16-bit colour: PIL keeps the most significant byte.
+  if (depth == 16 && !gray16) png_set_strip_16(png);
+  png_set_interlace_handling(png);
+  png_read_update_info(png, info);
+  const std::size_t rowbytes = png_get_rowbytes(png, info);
+  std::vector<std::uint8_t> buffer(rowbytes * h);
+  rows.resize(h);
+  for (png_uint_32 y = 0; y < h; ++y) rows[y] = buffer.data() + rowbytes * y;
+  png_read_image(png, rows.data());
+  png_read_end(png, nullptr);
+  png_destroy_read_struct(&png, &info, nullptr);
+  if (gray16) {
+    out.wide.resize(static_cast<std::size_t>(w) * h);
+    for (std::size_t i = 0; i < out.wide.size(); ++i) {
+      out.wide[i] = (buffer[2 * i] << 8) | buffer[2 * i + 1];
+    }
+  } else {
+    out.pixels = std::move(buffer);
+  }
+  return out;
+}
+
+DecodedImage decode_webp(const std::string& bytes, const std::string& source) {
+  WebPBitstreamFeatures features;
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  if (WebPGetFeatures(data, bytes.size(), &features) != VP8_STATUS_OK) {
+    throw InputError({source, 0, ""}, "corrupt WebP data");
+  }
+  check_size(static_cast<std::uint64_t>(features.width), static_cast<std::uint64_t>(features.height),
+             source);
+  DecodedImage out;
+  out.width = features.width;
+  out.height = features.height;
+  out.mode = features.has_alpha ? PixelMode::RGBA : PixelMode::RGB;
+  out.pixels.resize(static_cast<std::size_t>(out.width) * out.height * channels(out.mode));
+  const int stride = out.width * channels(out.mode);
+  uint8_t* ok = features.has_alpha
+                    ? WebPDecodeRGBAInto(data, bytes.size(), out.pixels.data(), out.pixels.size(), stride)
+                    : WebPDecodeRGBInto(data, bytes.size(), out.pixels.data(), out.pixels.size(), stride);
+  if (ok == nullptr) throw InputError({source, 0, ""}, "corrupt or truncated WebP data");
+  return out;
+}
+
+}  // namespace
+
+DecodedImage decode_image(const std::string& bytes, const std::string& source) {
+  switch (sniff_image_format(bytes)) {
+    case ImageFormat::Jpeg: return decode_jpeg(bytes, source);
+    case ImageFormat::Png: return decode_png(bytes, source);
+    case ImageFormat::Webp: return decode_webp(bytes, source);
+    case ImageFormat::Gif:
+      throw InputError({source, 0, ""}, "GIF images are not supported", "convert it to PNG");
+    case ImageFormat::Unknown: break;
+  }
+  throw InputError({source, 0, ""},
+                   bytes.empty() ? "empty image file" : "not a JPEG, PNG or WebP image");
+}
+
+DecodedImage decode_image(const ImageBytes& image) { return decode_image(image.bytes, image.source); }
+
+}  // namespace winokit
