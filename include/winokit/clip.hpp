@@ -79,6 +79,9 @@ struct TowerOutput {
 struct EncodeOptions {
   bool hidden_states = false;
   bool token_states = false;
+  // Text only: run all context_length positions instead of stopping at the longest
+  // end-of-text (same results; for benchmarks).
+  bool full_context = false;
 };
 
 class ClipModel {
@@ -107,6 +110,10 @@ class ClipModel {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// Throughput in GFLOP/s of one float32 GEMM of the engine's kind, [m, k] x [k, n], median of
+// `runs` after a warm-up (the reference point for the engine's share of peak).
+double gemm_gflops(int m, int n, int k, int runs);
 
 // Sets the threads of the one OpenMP pool that oneDNN and winokit share (0: all cores).
 void set_compute_threads(int threads);

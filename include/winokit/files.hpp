@@ -16,8 +16,10 @@ namespace winokit {
 
 std::string read_file(const std::filesystem::path& path);
 
-// Writes one file atomically: a temporary file in the same directory, flushed, then renamed.
-void write_file_atomic(const std::filesystem::path& path, const std::string& content);
+// Writes one file atomically: a temporary file in the same directory, then renamed. `durable`
+// also flushes it to disk first (fsync); caches skip that.
+void write_file_atomic(const std::filesystem::path& path, const std::string& content,
+                       bool durable = true);
 
 // A set of result files that are written together: nothing is visible until every temporary
 // file has been written successfully; on failure the temporaries are removed and no target is

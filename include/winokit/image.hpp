@@ -37,8 +37,8 @@ int channels(PixelMode mode);  // bytes per pixel for 8-bit modes; 1 for P and I
 struct DecodedImage {
   int width = 0, height = 0;
   PixelMode mode = PixelMode::RGB;
-  std::vector<std::uint8_t> pixels;               // interleaved 8-bit channels (P: indices)
-  std::vector<std::int32_t> wide;                 // mode I
+  std::vector<std::uint8_t> pixels;                  // interleaved 8-bit channels (P: indices)
+  std::vector<std::int32_t> wide;                    // mode I
   std::vector<std::array<std::uint8_t, 3>> palette;  // mode P
 };
 

@@ -26,6 +26,9 @@ class ClipTokenizer {
   static ClipTokenizer from_hf(const std::filesystem::path& vocab_json,
                                const std::filesystem::path& merges_txt);
   static ClipTokenizer from_openai(const std::filesystem::path& bpe_gz);
+  // The byte-level vocabulary with no merges (every UTF-8 byte is a token) and CLIP's special
+  // ids 49406 / 49407: needs no files; used with random-weight models (demo, benchmarks).
+  static ClipTokenizer byte_level();
   // Looks in `dir` for vocab.json + merges.txt, then bpe_simple_vocab_16e6.txt.gz.
   static ClipTokenizer from_directory(const std::filesystem::path& dir);
 

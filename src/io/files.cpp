@@ -34,7 +34,8 @@ fs::path temporary_for(const fs::path& target) {
   return dir / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()));
 }
 
-void write_temporary(const fs::path& tmp, const fs::path& target, const std::string& content) {
+void write_temporary(const fs::path& tmp, const fs::path& target, const std::string& content,
+                     bool durable = true) {
   fs::path dir = target.parent_path();
   if (!dir.empty() && !fs::is_directory(dir)) {
     throw IoError(target.string() + ": cannot write: directory " + dir.string() +
@@ -54,7 +55,7 @@ void write_temporary(const fs::path& tmp, const fs::path& target, const std::str
     }
     done += static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+  if ((durable && ::fsync(fd) != 0) || ::close(fd) != 0) {
     ::unlink(tmp.c_str());
     throw IoError(target.string() + ": write failed: " + std::strerror(errno));
   }
@@ -62,10 +63,14 @@ void write_temporary(const fs::path& tmp, const fs::path& target, const std::str
 
 }  // namespace
 
-void write_file_atomic(const fs::path& path, const std::string& content) {
-  OutputSet set;
-  set.add(path, content);
-  set.commit();
+void write_file_atomic(const fs::path& path, const std::string& content, bool durable) {
+  const fs::path tmp = temporary_for(path);
+  write_temporary(tmp, path, content, durable);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int saved = errno;
+    ::unlink(tmp.c_str());
+    throw IoError(path.string() + ": rename failed: " + std::strerror(saved));
+  }
 }
 
 void OutputSet::add(fs::path path, std::string content) {

@@ -17,22 +17,32 @@ namespace winokit {
 
 const char* to_string(PixelMode m) {
   switch (m) {
-    case PixelMode::L: return "L";
-    case PixelMode::LA: return "LA";
-    case PixelMode::RGB: return "RGB";
-    case PixelMode::RGBA: return "RGBA";
-    case PixelMode::P: return "P";
-    case PixelMode::I: return "I";
+    case PixelMode::L:
+      return "L";
+    case PixelMode::LA:
+      return "LA";
+    case PixelMode::RGB:
+      return "RGB";
+    case PixelMode::RGBA:
+      return "RGBA";
+    case PixelMode::P:
+      return "P";
+    case PixelMode::I:
+      return "I";
   }
   return "?";
 }
 
 int channels(PixelMode m) {
   switch (m) {
-    case PixelMode::LA: return 2;
-    case PixelMode::RGB: return 3;
-    case PixelMode::RGBA: return 4;
-    default: return 1;
+    case PixelMode::LA:
+      return 2;
+    case PixelMode::RGB:
+      return 3;
+    case PixelMode::RGBA:
+      return 4;
+    default:
+      return 1;
   }
 }
 
@@ -166,7 +176,8 @@ DecodedImage decode_png(const std::string& bytes, const std::string& source) {
       png_get_PLTE(png, info, &palette, &entries);
       out.palette.assign(256, {0, 0, 0});
       for (int i = 0; i < entries && i < 256; ++i) {
-        out.palette[static_cast<std::size_t>(i)] = {palette[i].red, palette[i].green, palette[i].blue};
+        out.palette[static_cast<std::size_t>(i)] = {palette[i].red, palette[i].green,
+                                                    palette[i].blue};
       }
       break;
     }
@@ -204,7 +215,8 @@ DecodedImage decode_png(const std::string& bytes, const std::string& source) {
   const std::size_t rowbytes = png_get_rowbytes(png, info);
   std::vector<std::uint8_t> buffer(rowbytes * h);
   rows.resize(h);
-  for (png_uint_32 y = 0; y < h; ++y) rows[y] = buffer.data() + rowbytes * y;
+  for (png_uint_32 y = 0; y < h; ++y)
+    rows[y] = buffer.data() + rowbytes * y;
   png_read_image(png, rows.data());
   png_read_end(png, nullptr);
   png_destroy_read_struct(&png, &info, nullptr);
@@ -225,17 +237,18 @@ DecodedImage decode_webp(const std::string& bytes, const std::string& source) {
   if (WebPGetFeatures(data, bytes.size(), &features) != VP8_STATUS_OK) {
     throw InputError({source, 0, ""}, "corrupt WebP data");
   }
-  check_size(static_cast<std::uint64_t>(features.width), static_cast<std::uint64_t>(features.height),
-             source);
+  check_size(static_cast<std::uint64_t>(features.width),
+             static_cast<std::uint64_t>(features.height), source);
   DecodedImage out;
   out.width = features.width;
   out.height = features.height;
   out.mode = features.has_alpha ? PixelMode::RGBA : PixelMode::RGB;
   out.pixels.resize(static_cast<std::size_t>(out.width) * out.height * channels(out.mode));
   const int stride = out.width * channels(out.mode);
-  uint8_t* ok = features.has_alpha
-                    ? WebPDecodeRGBAInto(data, bytes.size(), out.pixels.data(), out.pixels.size(), stride)
-                    : WebPDecodeRGBInto(data, bytes.size(), out.pixels.data(), out.pixels.size(), stride);
+  uint8_t* ok =
+      features.has_alpha
+          ? WebPDecodeRGBAInto(data, bytes.size(), out.pixels.data(), out.pixels.size(), stride)
+          : WebPDecodeRGBInto(data, bytes.size(), out.pixels.data(), out.pixels.size(), stride);
   if (ok == nullptr) throw InputError({source, 0, ""}, "corrupt or truncated WebP data");
   return out;
 }
@@ -244,17 +257,23 @@ DecodedImage decode_webp(const std::string& bytes, const std::string& source) {
 
 DecodedImage decode_image(const std::string& bytes, const std::string& source) {
   switch (sniff_image_format(bytes)) {
-    case ImageFormat::Jpeg: return decode_jpeg(bytes, source);
-    case ImageFormat::Png: return decode_png(bytes, source);
-    case ImageFormat::Webp: return decode_webp(bytes, source);
+    case ImageFormat::Jpeg:
+      return decode_jpeg(bytes, source);
+    case ImageFormat::Png:
+      return decode_png(bytes, source);
+    case ImageFormat::Webp:
+      return decode_webp(bytes, source);
     case ImageFormat::Gif:
       throw InputError({source, 0, ""}, "GIF images are not supported", "convert it to PNG");
-    case ImageFormat::Unknown: break;
+    case ImageFormat::Unknown:
+      break;
   }
   throw InputError({source, 0, ""},
                    bytes.empty() ? "empty image file" : "not a JPEG, PNG or WebP image");
 }
 
-DecodedImage decode_image(const ImageBytes& image) { return decode_image(image.bytes, image.source); }
+DecodedImage decode_image(const ImageBytes& image) {
+  return decode_image(image.bytes, image.source);
+}
 
 }  // namespace winokit

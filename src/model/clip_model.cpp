@@ -186,11 +186,11 @@ std::vector<Block> load_blocks(TensorSource& src, CheckpointLayout layout, const
     }
     b.qkv = Linear(qkv_w, qkv_b, static_cast<int>(3 * w), static_cast<int>(w));
     b.out = Linear(src.get(n(names.out_w), {w, w}), src.get(n(names.out_b), {w}),
-                   static_cast<int>(w), static_cast<int>(w));
+                   static_cast<int>(w), static_cast<int>(w), PostOp::None, /*accumulate=*/true);
     b.fc1 = Linear(src.get(n(names.fc1_w), {m, w}), src.get(n(names.fc1_b), {m}),
                    static_cast<int>(m), static_cast<int>(w), act);
     b.fc2 = Linear(src.get(n(names.fc2_w), {w, m}), src.get(n(names.fc2_b), {w}),
-                   static_cast<int>(w), static_cast<int>(m));
+                   static_cast<int>(w), static_cast<int>(m), PostOp::None, /*accumulate=*/true);
     blocks.push_back(std::move(b));
   }
   return blocks;
@@ -229,56 +229,61 @@ void layer_norm(const float* x, int rows, int width, const std::vector<float>& g
   }
 }
 
-void add_inplace(float* x, const float* y, std::size_t n) {
-#pragma omp parallel for schedule(static)
-  for (std::size_t i = 0; i < n; ++i)
-    x[i] += y[i];
-}
-
 // Multi-head attention over `seqs` sequences of `len` tokens; qkv: [seqs * len, 3 * width],
-// out: [seqs * len, width]. Causal: token i sees tokens 0..i.
+// out: [seqs * len, width]. Causal: token i sees tokens 0..i. Each (sequence, head) is computed
+// by one thread in a fixed order, and a query's result involves only the keys it sees, so
+// results do not depend on the thread count, the batch, or the padded length. Used for the text
+// tower (short, causal, length set by the batch); the vision tower uses batched GEMMs.
 void attention(const float* qkv, int seqs, int len, int width, int heads, bool causal, float* out) {
   const int d = width / heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   const std::size_t stride = 3 * static_cast<std::size_t>(width);
+  const std::size_t n = static_cast<std::size_t>(len);
 #pragma omp parallel
   {
-    std::vector<float> scores(static_cast<std::size_t>(len));
-    std::vector<float> q(static_cast<std::size_t>(d)), acc(static_cast<std::size_t>(d));
+    // kt: the head's keys transposed to [d, len], so that the scores of one query vectorise
+    // across keys.
+    std::vector<float> kt(static_cast<std::size_t>(d) * n), scores(n),
+        acc(static_cast<std::size_t>(d));
 #pragma omp for collapse(2) schedule(static)
     for (int s = 0; s < seqs; ++s) {
       for (int h = 0; h < heads; ++h) {
-        const float* base = qkv + static_cast<std::size_t>(s) * len * stride;
-        for (int i = 0; i < len; ++i) {
-          const float* qi = base + i * stride + static_cast<std::size_t>(h) * d;
+        const float* base = qkv + static_cast<std::size_t>(s) * n * stride;
+        for (std::size_t j = 0; j < n; ++j) {
+          const float* kj = base + j * stride + width + static_cast<std::size_t>(h) * d;
           for (int k = 0; k < d; ++k)
-            q[static_cast<std::size_t>(k)] = qi[k] * scale;
-          const int last = causal ? i : len - 1;
+            kt[static_cast<std::size_t>(k) * n + j] = kj[k];
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+          const float* qi = base + i * stride + static_cast<std::size_t>(h) * d;
+          const std::size_t count = causal ? i + 1 : n;
+          std::fill(scores.begin(), scores.begin() + static_cast<std::ptrdiff_t>(count), 0.0f);
+          for (int k = 0; k < d; ++k) {
+            const float qk = qi[k] * scale;
+            const float* row = &kt[static_cast<std::size_t>(k) * n];
+            for (std::size_t j = 0; j < count; ++j)
+              scores[j] += qk * row[j];
+          }
           float max_score = -INFINITY;
-          for (int j = 0; j <= last; ++j) {
-            const float* kj = base + j * stride + width + static_cast<std::size_t>(h) * d;
-            float dot = 0;
-            for (int k = 0; k < d; ++k)
-              dot += q[static_cast<std::size_t>(k)] * kj[k];
-            scores[static_cast<std::size_t>(j)] = dot;
-            max_score = std::max(max_score, dot);
-          }
+          for (std::size_t j = 0; j < count; ++j)
+            max_score = std::max(max_score, scores[j]);
           float sum = 0;
-          for (int j = 0; j <= last; ++j) {
-            float e = std::exp(scores[static_cast<std::size_t>(j)] - max_score);
-            scores[static_cast<std::size_t>(j)] = e;
-            sum += e;
+          for (std::size_t j = 0; j < count; ++j) {
+            scores[j] = std::exp(scores[j] - max_score);
+            sum += scores[j];
           }
+          const float inv = 1.0f / sum;
           std::fill(acc.begin(), acc.end(), 0.0f);
-          for (int j = 0; j <= last; ++j) {
-            const float p = scores[static_cast<std::size_t>(j)] / sum;
-            const float* vj = base + j * stride + 2 * width + static_cast<std::size_t>(h) * d;
+          for (std::size_t j = 0; j < count; ++j) {
+            const float p = scores[j] * inv;
+            const float* vj = base + j * stride + 2 * static_cast<std::size_t>(width) +
+                              static_cast<std::size_t>(h) * d;
             for (int k = 0; k < d; ++k)
               acc[static_cast<std::size_t>(k)] += p * vj[k];
           }
-          float* o = out + (static_cast<std::size_t>(s) * len + i) * width +
-                     static_cast<std::size_t>(h) * d;
-          std::copy(acc.begin(), acc.end(), o);
+          std::copy(acc.begin(), acc.end(),
+                    out + (static_cast<std::size_t>(s) * n + i) * width +
+                        static_cast<std::size_t>(h) * d);
         }
       }
     }
@@ -288,23 +293,25 @@ void attention(const float* qkv, int seqs, int len, int width, int heads, bool c
 // Runs the blocks on x: [seqs * len, width]; `capture` is called after each block.
 template <typename Capture>
 void run_blocks(const Tower& t, std::vector<float>& x, int seqs, int len, bool causal,
-                Capture&& capture) {
+                const detail::BatchedAttention* batched, Capture&& capture) {
   const int w = t.cfg.width;
   const int rows = seqs * len;
   const std::size_t n = static_cast<std::size_t>(rows) * w;
-  std::vector<float> normed(n), qkv(n * 3), attn(n), proj(n),
+  std::vector<float> normed(n), qkv(n * 3), attn(n),
       hidden(static_cast<std::size_t>(rows) * t.cfg.mlp);
   for (std::size_t l = 0; l < t.blocks.size(); ++l) {
     const Block& b = t.blocks[l];
     layer_norm(x.data(), rows, w, b.ln1_g, b.ln1_b, t.cfg.eps, normed.data());
     b.qkv.forward(normed.data(), rows, qkv.data());
-    attention(qkv.data(), seqs, len, w, t.cfg.heads, causal, attn.data());
-    b.out.forward(attn.data(), rows, proj.data());
-    add_inplace(x.data(), proj.data(), n);
+    if (batched != nullptr) {
+      batched->run(qkv.data(), seqs, len, w, t.cfg.heads, attn.data());
+    } else {
+      attention(qkv.data(), seqs, len, w, t.cfg.heads, causal, attn.data());
+    }
+    b.out.forward(attn.data(), rows, x.data());  // x += attention output (residual)
     layer_norm(x.data(), rows, w, b.ln2_g, b.ln2_b, t.cfg.eps, normed.data());
     b.fc1.forward(normed.data(), rows, hidden.data());
-    b.fc2.forward(hidden.data(), rows, proj.data());
-    add_inplace(x.data(), proj.data(), n);
+    b.fc2.forward(hidden.data(), rows, x.data());  // x += MLP output (residual)
     capture(static_cast<int>(l) + 1);
   }
 }
@@ -318,6 +325,7 @@ struct ClipModel::Impl {
   // vision
   Tower vision;
   Linear patch;  // [width, 3 * patch * patch], no bias
+  detail::BatchedAttention vision_attention;
   std::vector<float> class_emb, ln_pre_g, ln_pre_b;
   // text
   Tower text;
@@ -483,7 +491,7 @@ TowerOutput ClipModel::encode_images(const float* pixels, int count, const Encod
     }
   };
   capture(0);
-  run_blocks(m.vision, x, count, tokens, /*causal=*/false, capture);
+  run_blocks(m.vision, x, count, tokens, /*causal=*/false, &m.vision_attention, capture);
   std::vector<int> cls(static_cast<std::size_t>(count));
   for (int b = 0; b < count; ++b)
     cls[static_cast<std::size_t>(b)] = b * tokens;
@@ -523,6 +531,7 @@ TowerOutput ClipModel::encode_texts(const std::vector<std::vector<int>>& ids,
         static_cast<int>(std::max_element(seq.begin(), seq.end()) - seq.begin());
     len = std::max(len, eot[static_cast<std::size_t>(b)] + 1);
   }
+  if (o.full_context) len = c.context_length;
   std::vector<float> x(static_cast<std::size_t>(count) * len * w, 0.f);
   for (int b = 0; b < count; ++b) {
     const auto& seq = ids[static_cast<std::size_t>(b)];
@@ -549,7 +558,7 @@ TowerOutput ClipModel::encode_texts(const std::vector<std::vector<int>>& ids,
     }
   };
   capture(0);
-  run_blocks(m.text, x, count, len, /*causal=*/true, capture);
+  run_blocks(m.text, x, count, len, /*causal=*/true, nullptr, capture);
   std::vector<int> rows(static_cast<std::size_t>(count));
   for (int b = 0; b < count; ++b)
     rows[static_cast<std::size_t>(b)] = b * len + eot[static_cast<std::size_t>(b)];

@@ -2,6 +2,10 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
 #include <dnnl.hpp>
 #include <map>
 #include <mutex>
@@ -15,6 +19,28 @@ void set_compute_threads(int threads) {
 }
 int compute_threads() {
   return omp_get_max_threads();
+}
+
+namespace detail {
+namespace {
+dnnl::engine& cpu_engine();
+}
+}  // namespace detail
+
+double gemm_gflops(int m, int n, int k, int runs) {
+  std::vector<float> w(static_cast<std::size_t>(n) * k, 0.01f);
+  std::vector<float> x(static_cast<std::size_t>(m) * k, 0.5f), y(static_cast<std::size_t>(m) * n);
+  detail::Linear layer(w, {}, n, k);
+  layer.forward(x.data(), m, y.data());
+  std::vector<double> rates;
+  for (int r = 0; r < std::max(1, runs); ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    layer.forward(x.data(), m, y.data());
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    rates.push_back(2.0 * m * n * k / s / 1e9);
+  }
+  std::sort(rates.begin(), rates.end());
+  return rates[rates.size() / 2];
 }
 
 namespace detail {
@@ -33,6 +59,7 @@ struct Linear::Impl {
   dnnl::memory bias;
   std::vector<float> bias_data;
   PostOp post = PostOp::None;
+  bool accumulate = false;
   dnnl::memory::desc weights_desc;
   mutable std::mutex mutex;
   struct Prepared {
@@ -43,15 +70,14 @@ struct Linear::Impl {
 
   dnnl::primitive_attr attr() const {
     dnnl::primitive_attr a;
-    if (post != PostOp::None) {
-      dnnl::post_ops ops;
-      if (post == PostOp::QuickGelu) {
-        ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, kQuickGeluAlpha, 0.f);
-      } else {
-        ops.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
-      }
-      a.set_post_ops(ops);
+    dnnl::post_ops ops;
+    if (post == PostOp::QuickGelu) {
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, kQuickGeluAlpha, 0.f);
+    } else if (post == PostOp::Gelu) {
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
     }
+    if (accumulate) ops.append_sum(1.f);
+    a.set_post_ops(ops);
     return a;
   }
   dnnl::matmul::primitive_desc describe(int m, int n, int k, bool any_weights) const {
@@ -76,13 +102,14 @@ Linear::~Linear() = default;
 constexpr int kPackingRows = 256;
 
 Linear::Linear(const std::vector<float>& weight, const std::vector<float>& bias, int n, int k,
-               PostOp post)
+               PostOp post, bool accumulate)
     : impl_(std::make_unique<Impl>()), n_(n), k_(k) {
   if (weight.size() != static_cast<std::size_t>(n) * static_cast<std::size_t>(k)) {
     throw Error("Linear: weight size does not match [" + std::to_string(n) + ", " +
                 std::to_string(k) + "]");
   }
   impl_->post = post;
+  impl_->accumulate = accumulate;
   impl_->bias_data = bias.empty() ? std::vector<float>(static_cast<std::size_t>(n), 0.f) : bias;
   auto pd = impl_->describe(kPackingRows, n, k, /*any_weights=*/true);
   impl_->weights_desc = pd.weights_desc();
@@ -150,3 +177,75 @@ void reference_linear(const float* x, int m, const std::vector<float>& weight,
 
 }  // namespace detail
 }  // namespace winokit
+
+namespace winokit::detail {
+
+struct BatchedAttention::Impl {
+  struct Prims {
+    dnnl::matmul scores, values;
+  };
+  std::mutex mutex;
+  std::map<std::array<int, 4>, Prims> cache;
+};
+
+BatchedAttention::BatchedAttention() : impl_(std::make_unique<Impl>()) {}
+BatchedAttention::~BatchedAttention() = default;
+
+void BatchedAttention::run(const float* qkv, int seqs, int len, int width, int heads,
+                           float* out) const {
+  using dt = dnnl::memory::data_type;
+  using dims = dnnl::memory::dims;
+  const int d = width / heads;
+  const dnnl::memory::dim S = len, D = d, W = width, H = heads, B = seqs;
+  // Views of qkv as [B, H, S, D] with the row stride 3W; K viewed transposed as [B, H, D, S].
+  dnnl::memory::desc q_md(dims{B, H, S, D}, dt::f32, dims{S * 3 * W, D, 3 * W, 1});
+  dnnl::memory::desc kt_md(dims{B, H, D, S}, dt::f32, dims{S * 3 * W, D, 1, 3 * W});
+  dnnl::memory::desc p_md(dims{B, H, S, S}, dt::f32, dims{H * S * S, S * S, S, 1});
+  dnnl::memory::desc v_md(dims{B, H, S, D}, dt::f32, dims{S * 3 * W, D, 3 * W, 1});
+  dnnl::memory::desc o_md(dims{B, H, S, D}, dt::f32, dims{S * W, D, W, 1});
+  Impl::Prims prims;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    const std::array<int, 4> key = {seqs, len, width, heads};
+    auto it = impl_->cache.find(key);
+    if (it == impl_->cache.end()) {
+      dnnl::primitive_attr scale_attr;
+      scale_attr.set_output_scales(0, {1.0f / std::sqrt(static_cast<float>(d))});
+      Impl::Prims p;
+      p.scores = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(q_md, kt_md, p_md),
+                                                           scale_attr, cpu_engine()));
+      p.values = dnnl::matmul(
+          dnnl::matmul::primitive_desc(dnnl::matmul::desc(p_md, v_md, o_md), cpu_engine()));
+      it = impl_->cache.emplace(key, std::move(p)).first;
+    }
+    prims = it->second;
+  }
+  std::vector<float> probs(static_cast<std::size_t>(B * H * S * S));
+  auto* base = const_cast<float*>(qkv);
+  dnnl::memory q(q_md, cpu_engine(), base), k(kt_md, cpu_engine(), base + width),
+      v(v_md, cpu_engine(), base + 2 * static_cast<std::size_t>(width)),
+      p(p_md, cpu_engine(), probs.data()), o(o_md, cpu_engine(), out);
+  dnnl::stream stream(cpu_engine());
+  prims.scores.execute(stream, {{DNNL_ARG_SRC, q}, {DNNL_ARG_WEIGHTS, k}, {DNNL_ARG_DST, p}});
+  stream.wait();
+  const std::size_t rows = static_cast<std::size_t>(B * H * S), n = static_cast<std::size_t>(S);
+#pragma omp parallel for schedule(static)
+  for (std::size_t r = 0; r < rows; ++r) {
+    float* row = &probs[r * n];
+    float mx = -INFINITY;
+    for (std::size_t j = 0; j < n; ++j)
+      mx = std::max(mx, row[j]);
+    float sum = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      row[j] = std::exp(row[j] - mx);
+      sum += row[j];
+    }
+    const float inv = 1.0f / sum;
+    for (std::size_t j = 0; j < n; ++j)
+      row[j] *= inv;
+  }
+  prims.values.execute(stream, {{DNNL_ARG_SRC, p}, {DNNL_ARG_WEIGHTS, v}, {DNNL_ARG_DST, o}});
+  stream.wait();
+}
+
+}  // namespace winokit::detail

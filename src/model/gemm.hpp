@@ -15,8 +15,10 @@ enum class PostOp { None, QuickGelu, Gelu };
 class Linear {
  public:
   Linear();
+  // `accumulate`: forward() adds to y instead of overwriting it (y += x W^T + b), as the
+  // residual connections need.
   Linear(const std::vector<float>& weight, const std::vector<float>& bias, int n, int k,
-         PostOp post = PostOp::None);
+         PostOp post = PostOp::None, bool accumulate = false);
   Linear(Linear&&) noexcept;
   Linear& operator=(Linear&&) noexcept;
   ~Linear();
@@ -33,5 +35,24 @@ class Linear {
 // Plain reference GEMM (double accumulation) for tests: y = x W^T + b.
 void reference_linear(const float* x, int m, const std::vector<float>& weight,
                       const std::vector<float>& bias, int n, int k, float* y);
+
+}  // namespace winokit::detail
+
+namespace winokit::detail {
+
+// Non-causal multi-head attention for sequences of one fixed length (the vision tower) on
+// oneDNN batched matmuls over strided views of the fused QKV buffer:
+// scores = Q K^T / sqrt(d) for every (sequence, head), a softmax per row, out = P V.
+// qkv: [seqs * len, 3 * width]; out: [seqs * len, width].
+class BatchedAttention {
+ public:
+  BatchedAttention();
+  ~BatchedAttention();
+  void run(const float* qkv, int seqs, int len, int width, int heads, float* out) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace winokit::detail

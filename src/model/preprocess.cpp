@@ -22,8 +22,8 @@ double bicubic(double x) {
 
 struct Coefficients {
   int ksize = 0;
-  std::vector<int> bounds;     // per output: first input index, count
-  std::vector<double> weights;  // [out, ksize], normalised
+  std::vector<int> bounds;          // per output: first input index, count
+  std::vector<double> weights;      // [out, ksize], normalised
   std::vector<std::int32_t> fixed;  // the same in 22-bit fixed point
 };
 
@@ -78,7 +78,8 @@ struct Plane {
 };
 
 Plane resample_horizontal(const Plane& in, int out_w, const Coefficients& c, int y0, int rows) {
-  Plane out{out_w, rows, in.ch, std::vector<std::uint8_t>(static_cast<std::size_t>(out_w) * rows * in.ch)};
+  Plane out{out_w, rows, in.ch,
+            std::vector<std::uint8_t>(static_cast<std::size_t>(out_w) * rows * in.ch)};
   for (int y = 0; y < rows; ++y) {
     const std::uint8_t* src = &in.px[static_cast<std::size_t>(y + y0) * in.w * in.ch];
     std::uint8_t* dst = &out.px[static_cast<std::size_t>(y) * out_w * in.ch];
@@ -88,7 +89,8 @@ Plane resample_horizontal(const Plane& in, int out_w, const Coefficients& c, int
       const std::int32_t* k = &c.fixed[static_cast<std::size_t>(xx) * c.ksize];
       for (int b = 0; b < in.ch; ++b) {
         std::int32_t ss = 1 << (kPrecisionBits - 1);
-        for (int x = 0; x < xmax; ++x) ss += src[(x + xmin) * in.ch + b] * k[x];
+        for (int x = 0; x < xmax; ++x)
+          ss += src[(x + xmin) * in.ch + b] * k[x];
         dst[xx * in.ch + b] = clip8(ss);
       }
     }
@@ -97,7 +99,8 @@ Plane resample_horizontal(const Plane& in, int out_w, const Coefficients& c, int
 }
 
 Plane resample_vertical(const Plane& in, int out_h, const Coefficients& c, int shift) {
-  Plane out{in.w, out_h, in.ch, std::vector<std::uint8_t>(static_cast<std::size_t>(in.w) * out_h * in.ch)};
+  Plane out{in.w, out_h, in.ch,
+            std::vector<std::uint8_t>(static_cast<std::size_t>(in.w) * out_h * in.ch)};
   const std::size_t stride = static_cast<std::size_t>(in.w) * in.ch;
   for (int yy = 0; yy < out_h; ++yy) {
     const int ymin = c.bounds[static_cast<std::size_t>(yy) * 2] - shift;
@@ -106,7 +109,8 @@ Plane resample_vertical(const Plane& in, int out_h, const Coefficients& c, int s
     std::uint8_t* dst = &out.px[static_cast<std::size_t>(yy) * stride];
     for (std::size_t i = 0; i < stride; ++i) {
       std::int32_t ss = 1 << (kPrecisionBits - 1);
-      for (int y = 0; y < ymax; ++y) ss += in.px[static_cast<std::size_t>(y + ymin) * stride + i] * k[y];
+      for (int y = 0; y < ymax; ++y)
+        ss += in.px[static_cast<std::size_t>(y + ymin) * stride + i] * k[y];
       dst[i] = clip8(ss);
     }
   }
@@ -136,9 +140,7 @@ Plane resample(const Plane& in, int out_w, int out_h) {
 // The 32-bit path for mode I: double coefficients, rounding half away from zero.
 std::vector<std::int32_t> resample_wide(const std::vector<std::int32_t>& in, int w, int h,
                                         int out_w, int out_h) {
-  auto round_up = [](double f) {
-    return static_cast<std::int32_t>(f >= 0.0 ? f + 0.5 : f - 0.5);
-  };
+  auto round_up = [](double f) { return static_cast<std::int32_t>(f >= 0.0 ? f + 0.5 : f - 0.5); };
   Coefficients ch = coefficients(w, 0.0, w, out_w), cv = coefficients(h, 0.0, h, out_h);
   std::vector<std::int32_t> tmp(static_cast<std::size_t>(out_w) * h);
   const bool need_h = out_w != w, need_v = out_h != h;
@@ -278,7 +280,8 @@ DecodedImage pil_resize(const DecodedImage& im, int out_w, int out_h) {
     for (std::size_t i = 0; i < n; ++i) {
       std::uint8_t* p = &in.px[i * ch];
       const unsigned a = p[ch - 1];
-      for (int b = 0; b < ch - 1; ++b) p[b] = muldiv255(p[b], a);
+      for (int b = 0; b < ch - 1; ++b)
+        p[b] = muldiv255(p[b], a);
     }
   }
   Plane r = resample(in, out_w, out_h);
@@ -288,7 +291,8 @@ DecodedImage pil_resize(const DecodedImage& im, int out_w, int out_h) {
       std::uint8_t* p = &r.px[i * ch];
       const unsigned a = p[ch - 1];
       if (a == 255 || a == 0) continue;
-      for (int b = 0; b < ch - 1; ++b) p[b] = unpremultiply(p[b], a);
+      for (int b = 0; b < ch - 1; ++b)
+        p[b] = unpremultiply(p[b], a);
     }
   }
   DecodedImage out;
@@ -336,9 +340,10 @@ std::vector<float> preprocess(const DecodedImage& image, const PreprocessConfig&
       for (int x = 0; x < crop; ++x) {
         const int sy = y + top, sx = x + left;
         // Outside the image (only when it is smaller than the crop) both pipelines pad with 0.
-        const std::uint8_t v = sy >= 0 && sy < im.height && sx >= 0 && sx < im.width
-                                   ? im.pixels[(static_cast<std::size_t>(sy) * im.width + sx) * 3 + c]
-                                   : 0;
+        const std::uint8_t v =
+            sy >= 0 && sy < im.height && sx >= 0 && sx < im.width
+                ? im.pixels[(static_cast<std::size_t>(sy) * im.width + sx) * 3 + c]
+                : 0;
         // transformers: float32(v * (1/255) in float64); torchvision: float32(v) / 255.
         const float scaled = hf ? static_cast<float>(static_cast<double>(v) * (1.0 / 255.0))
                                 : static_cast<float>(v) / 255.0f;

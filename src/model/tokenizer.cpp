@@ -570,6 +570,25 @@ ClipTokenizer ClipTokenizer::from_openai(const fs::path& bpe_gz) {
   return tok;
 }
 
+ClipTokenizer ClipTokenizer::byte_level() {
+  constexpr int kStartId = 49406, kEndId = 49407;  // CLIP's special ids
+  ClipTokenizer tok;
+  std::vector<std::string> symbols(bytes_table().begin(), bytes_table().end());
+  std::sort(symbols.begin(), symbols.end(), [](const std::string& a, const std::string& b) {
+    return utf8_to_u32(a) < utf8_to_u32(b);
+  });
+  int id = 0;
+  for (const auto& b : symbols)
+    tok.vocab_.emplace(b, id++);
+  for (const auto& b : symbols)
+    tok.vocab_.emplace(b + "</w>", id++);
+  tok.start_id_ = kStartId;
+  tok.end_id_ = kEndId;
+  tok.vocab_.emplace(kStart, kStartId);
+  tok.vocab_.emplace(kEnd, kEndId);
+  return tok;
+}
+
 ClipTokenizer ClipTokenizer::from_directory(const fs::path& dir) {
   if (fs::is_regular_file(dir / "vocab.json") && fs::is_regular_file(dir / "merges.txt")) {
     return from_hf(dir / "vocab.json", dir / "merges.txt");

@@ -17,24 +17,42 @@ struct EvalFlags {
   std::vector<std::string> tags, covariates;
   bool quiet = false;
   StatFlags stats;
+  ModelFlags model;
 };
 
 int run(const EvalFlags& f) {
-  if (f.scores.empty() == f.scorer.empty()) {
-    throw UsageError("give exactly one of --scores FILE or --scorer KIND");
+  const int sources = !f.scores.empty() + !f.scorer.empty() + !f.model.model.empty();
+  if (sources != 1) {
+    throw UsageError("give exactly one of --scores FILE, --scorer KIND or --model DIR");
   }
   EvalRequest req;
   req.data = f.data;
   req.tags = f.tags;
   req.covariates = f.covariates;
   req.options = f.stats.resolve();
-  std::unique_ptr<Scorer> scorer = f.scores.empty()
-                                       ? make_baseline_scorer(f.scorer, req.options.seed)
-                                       : make_scores_file_scorer(f.scores, f.name);
+  std::unique_ptr<Scorer> scorer;
+  std::string scores_out = f.scores_out;
+  if (!f.model.model.empty()) {
+    const std::string name = f.name.empty() ? model_name(f.model.model) : f.name;
+    scorer = make_clip_scorer(f.model.load(), name);
+    // A model run always keeps its scores, so it can be re-scored or compared later.
+    if (scores_out.empty()) scores_out = name + ".scores.jsonl";
+  } else if (!f.scores.empty()) {
+    scorer = make_scores_file_scorer(f.scores, f.name);
+  } else {
+    scorer = make_baseline_scorer(f.scorer, req.options.seed);
+  }
   EvalRun r = run_evaluation(req, *scorer, f.name);
   OutputSet out;
-  add_eval_outputs(r, {f.json, f.csv, f.per_example, f.scores_out, f.html, f.markdown}, out);
+  add_eval_outputs(r, {f.json, f.csv, f.per_example, scores_out, f.html, f.markdown}, out);
   out.commit();
+  if (!f.model.model.empty()) {
+    const auto& e = r.context.provenance["scorer"]["embeddings"];
+    std::cerr << "winokit: embeddings: " << e["images_computed"] << " images computed, "
+              << e["images_cached"] << " from the cache; " << e["captions_computed"]
+              << " captions computed, " << e["captions_cached"] << " from the cache; scores in "
+              << scores_out << "\n";
+  }
   if (!f.quiet && f.markdown.empty()) std::cout << r.markdown;
   return 0;
 }
@@ -64,6 +82,7 @@ void add_eval(CLI::App& app, int& exit_code) {
   cmd->add_option("--markdown", flags->markdown, "Write the markdown tables to a file");
   cmd->add_flag("--quiet", flags->quiet, "Do not print the tables");
   flags->stats.add_to(*cmd);
+  flags->model.add_to(*cmd, /*required=*/false);
   cmd->callback([flags, &exit_code] { exit_code = guarded([&] { return run(*flags); }); });
 }
 

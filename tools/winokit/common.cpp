@@ -56,3 +56,82 @@ EvalOptions StatFlags::resolve() const {
 }
 
 }  // namespace winokit::cli
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+
+namespace winokit::cli {
+
+void ModelFlags::add_to(CLI::App& app, bool required) {
+  auto* opt = app.add_option("--model", model,
+                             "CLIP checkpoint folder (Hugging Face CLIPModel or OpenCLIP)");
+  if (required) opt->required();
+  app.add_option("--threads", threads, "Compute threads (0: all cores)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
+  app.add_option("--batch-size", batch_size, "Images per model batch")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  app.add_flag("--no-cache", no_cache, "Do not read or write the embedding cache");
+  app.add_option("--cache-dir", cache_dir,
+                 "Embedding cache folder (default $WINOKIT_CACHE_DIR or ~/.cache/winokit)");
+  app.add_option("--preprocess", preprocess,
+                 "Override the checkpoint's image pipeline: hf (CLIPImageProcessor) or openai "
+                 "(openai/CLIP, OpenCLIP)")
+      ->check(CLI::IsMember({"hf", "openai"}));
+  app.add_option("--tokenizer", tokenizer,
+                 "Tokenizer folder (vocab.json + merges.txt) or bpe_simple_vocab_16e6.txt.gz");
+}
+
+ClipRunOptions ModelFlags::options() const {
+  ClipRunOptions o;
+  o.batch_size = batch_size;
+  o.use_cache = !no_cache;
+  if (!cache_dir.empty()) o.cache_dir = cache_dir;
+  if (!preprocess.empty()) {
+    o.pipeline = preprocess == "hf" ? PreprocessPipeline::Hf : PreprocessPipeline::OpenAi;
+  }
+  if (!tokenizer.empty()) o.tokenizer = tokenizer;
+  if (!quiet_progress) o.on_progress = progress_bar();
+  return o;
+}
+
+ClipRuntime ModelFlags::load() const {
+  set_compute_threads(threads);
+  return ClipRuntime::load(model, options());
+}
+
+std::function<void(const std::string&, std::size_t, std::size_t)> progress_bar() {
+  if (!::isatty(STDERR_FILENO)) return {};
+  auto start =
+      std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  auto stage_name = std::make_shared<std::string>();
+  return [start, stage_name](const std::string& stage, std::size_t done, std::size_t total) {
+    if (stage != *stage_name) {
+      *stage_name = stage;
+      *start = std::chrono::steady_clock::now();
+    }
+    constexpr int kWidth = 30;
+    const double frac = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - *start).count();
+    const int filled = static_cast<int>(frac * kWidth);
+    std::fprintf(stderr, "\r%-8s [%s%s] %zu/%zu  %.1f/s ", stage.c_str(),
+                 std::string(static_cast<std::size_t>(filled), '=').c_str(),
+                 std::string(static_cast<std::size_t>(kWidth - filled), ' ').c_str(), done, total,
+                 secs > 0 ? static_cast<double>(done) / secs : 0.0);
+    if (done >= total) std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  };
+}
+
+std::string model_name(const std::string& dir) {
+  std::filesystem::path p(dir);
+  while (!p.empty() && p.filename().empty())
+    p = p.parent_path();
+  return p.filename().string();
+}
+
+}  // namespace winokit::cli

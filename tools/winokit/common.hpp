@@ -28,3 +28,31 @@ struct StatFlags {
 };
 
 }  // namespace winokit::cli
+
+#include <memory>
+
+#include "winokit/clip_scorer.hpp"
+
+namespace winokit::cli {
+
+// Flags of every subcommand that runs a CLIP checkpoint.
+struct ModelFlags {
+  std::string model, tokenizer, preprocess, cache_dir;
+  int threads = 0;
+  int batch_size = 32;
+  bool no_cache = false;
+  bool quiet_progress = false;
+  // `required`: --model must be given.
+  void add_to(CLI::App& app, bool required);
+  // Sets the thread count, loads the checkpoint and tokenizer.
+  ClipRuntime load() const;
+  ClipRunOptions options() const;
+};
+
+// A one-line progress bar on stderr, drawn only when stderr is a terminal.
+std::function<void(const std::string&, std::size_t, std::size_t)> progress_bar();
+
+// The short name of a checkpoint folder ("clip-vit-base-patch32").
+std::string model_name(const std::string& dir);
+
+}  // namespace winokit::cli

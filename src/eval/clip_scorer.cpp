@@ -1,0 +1,359 @@
+#include "winokit/clip_scorer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "winokit/error.hpp"
+#include "winokit/image.hpp"
+
+namespace winokit {
+
+namespace fs = std::filesystem;
+
+ClipRuntime ClipRuntime::load(const fs::path& dir, ClipRunOptions options) {
+  ClipRuntime rt;
+  rt.model = std::make_shared<ClipModel>(ClipModel::load(dir));
+  fs::path tok = options.tokenizer.value_or(dir);
+  if (fs::is_directory(tok)) {
+    rt.tokenizer = std::make_shared<ClipTokenizer>(ClipTokenizer::from_directory(tok));
+  } else if (tok.extension() == ".gz") {
+    rt.tokenizer = std::make_shared<ClipTokenizer>(ClipTokenizer::from_openai(tok));
+  } else {
+    throw UsageError("--tokenizer: expected a folder or bpe_simple_vocab_16e6.txt.gz, got " +
+                     tok.string());
+  }
+  rt.options = std::move(options);
+  rt.source = dir.string();
+  return rt;
+}
+
+ClipRuntime ClipRuntime::random(const ClipConfig& config, std::uint64_t seed,
+                                std::shared_ptr<ClipTokenizer> tokenizer, ClipRunOptions options) {
+  ClipRuntime rt;
+  rt.model = std::make_shared<ClipModel>(ClipModel::random(config, seed));
+  rt.tokenizer = std::move(tokenizer);
+  rt.options = std::move(options);
+  rt.source = "random weights (seed " + std::to_string(seed) + ")";
+  return rt;
+}
+
+PreprocessConfig ClipRuntime::preprocess() const {
+  PreprocessConfig p = model->config().preprocess;
+  if (options.pipeline) p.pipeline = *options.pipeline;
+  return p;
+}
+
+nlohmann::json ClipRuntime::describe() const {
+  const ClipConfig& c = model->config();
+  return {{"kind", "clip"},
+          {"model", source},
+          {"weights_sha256", model->weights_id()},
+          {"layout", to_string(c.layout)},
+          {"vision", {{"width", c.vision.width}, {"layers", c.vision.layers}, {"heads", c.vision.heads},
+                      {"patch", c.patch}, {"image_size", c.image_size}}},
+          {"text", {{"width", c.text.width}, {"layers", c.text.layers}, {"heads", c.text.heads}}},
+          {"embed_dim", c.embed_dim},
+          {"activation", c.vision.act == Activation::QuickGelu ? "quick_gelu" : "gelu"},
+          {"preprocess", preprocess().to_json()},
+          {"precision", "float32"},
+          {"threads", compute_threads()},
+          {"batch_size", options.batch_size}};
+}
+
+double clip_score(const float* text, const float* image, int dim, double logit_scale_exp) {
+  double tt = 0, ii = 0, ti = 0;
+  for (int k = 0; k < dim; ++k) {
+    tt += static_cast<double>(text[k]) * text[k];
+    ii += static_cast<double>(image[k]) * image[k];
+    ti += static_cast<double>(text[k]) * image[k];
+  }
+  return logit_scale_exp * ti / (std::sqrt(tt) * std::sqrt(ii));
+}
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+EmbeddingCache make_cache(const ClipRuntime& rt) {
+  return EmbeddingCache(rt.options.cache_dir.empty() ? default_cache_dir() : rt.options.cache_dir,
+                        rt.model->weights_id());
+}
+
+// A decoded, preprocessed batch handed from the reading thread to the model.
+struct Batch {
+  std::vector<std::size_t> slots;  // indices into the miss list
+  std::vector<float> pixels;
+};
+
+}  // namespace
+
+std::vector<float> embed_images(const ClipRuntime& rt, const std::vector<ImageRequest>& requests,
+                                EmbedStats* stats, const EncodeOptions& encode, TowerOutput* full) {
+  const auto start = std::chrono::steady_clock::now();
+  const ClipConfig& cfg = rt.model->config();
+  const int dim = cfg.embed_dim;
+  const PreprocessConfig pp = rt.preprocess();
+  const std::string pp_json = pp.to_json().dump();
+  // Caching is for plain embeddings; hidden or token states are always computed.
+  const bool cacheable = rt.options.use_cache && !encode.hidden_states && !encode.token_states;
+  EmbeddingCache cache = make_cache(rt);
+  std::vector<float> out(requests.size() * static_cast<std::size_t>(dim));
+  std::vector<std::size_t> misses;
+  std::vector<std::string> keys(requests.size());
+  std::vector<ImageBytes> miss_bytes;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    ImageBytes bytes = requests[i].read();
+    if (cacheable) {
+      keys[i] = cache.image_key(bytes.bytes, pp_json);
+      if (auto hit = cache.get(keys[i], static_cast<std::size_t>(dim))) {
+        std::copy(hit->begin(), hit->end(), out.begin() + static_cast<std::ptrdiff_t>(i * dim));
+        continue;
+      }
+    }
+    misses.push_back(i);
+    miss_bytes.push_back(std::move(bytes));
+  }
+  const int batch = std::max(1, rt.options.batch_size);
+  const std::size_t side = static_cast<std::size_t>(cfg.image_size);
+  const std::size_t image_floats = 3 * side * side;
+  if (pp.crop != cfg.image_size) {
+    throw UsageError("the preprocessing crop (" + std::to_string(pp.crop) +
+                     ") differs from the model's image size (" + std::to_string(cfg.image_size) + ")");
+  }
+  if (full != nullptr) {
+    *full = TowerOutput{};
+    full->count = static_cast<int>(misses.size());
+  }
+  // Reader thread: decode + preprocess batch k+1 while the model encodes batch k.
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::deque<Batch> ready;
+  std::exception_ptr failure;
+  bool stop = false;
+  constexpr std::size_t kQueueDepth = 2;
+  std::thread reader([&] {
+    try {
+      for (std::size_t b = 0; b < misses.size(); b += static_cast<std::size_t>(batch)) {
+        Batch next;
+        const std::size_t end = std::min(misses.size(), b + static_cast<std::size_t>(batch));
+        next.pixels.resize((end - b) * image_floats);
+        for (std::size_t s = b; s < end; ++s) {
+          std::vector<float> px = preprocess(decode_image(miss_bytes[s]), pp);
+          std::copy(px.begin(), px.end(), next.pixels.begin() + static_cast<std::ptrdiff_t>((s - b) * image_floats));
+          next.slots.push_back(s);
+          miss_bytes[s] = ImageBytes{};  // release the encoded bytes early
+        }
+        std::unique_lock<std::mutex> lock(mutex);
+        cv.wait(lock, [&] { return ready.size() < kQueueDepth || stop; });
+        if (stop) return;
+        ready.push_back(std::move(next));
+        cv.notify_all();
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex);
+      failure = std::current_exception();
+      cv.notify_all();
+    }
+  });
+  std::size_t done = 0;
+  try {
+    while (done < misses.size()) {
+      Batch current;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        cv.wait(lock, [&] { return !ready.empty() || failure; });
+        if (ready.empty() && failure) std::rethrow_exception(failure);
+        current = std::move(ready.front());
+        ready.pop_front();
+        cv.notify_all();
+      }
+      const int n = static_cast<int>(current.slots.size());
+      TowerOutput t = rt.model->encode_images(current.pixels.data(), n, encode);
+      for (int j = 0; j < n; ++j) {
+        const std::size_t i = misses[current.slots[static_cast<std::size_t>(j)]];
+        std::copy(t.embeds.begin() + j * dim, t.embeds.begin() + (j + 1) * dim,
+                  out.begin() + static_cast<std::ptrdiff_t>(i * dim));
+        if (cacheable) {
+          cache.put(keys[i], std::vector<float>(t.embeds.begin() + j * dim, t.embeds.begin() + (j + 1) * dim));
+        }
+      }
+      if (full != nullptr) {
+        full->embeds.insert(full->embeds.end(), t.embeds.begin(), t.embeds.end());
+        full->tokens.insert(full->tokens.end(), t.tokens.begin(), t.tokens.end());
+        full->token_count = t.token_count;
+        if (!t.hidden.empty()) {
+          // hidden is [levels, count, width]: keep per-batch blocks, merged below.
+          full->hidden.insert(full->hidden.end(), t.hidden.begin(), t.hidden.end());
+        }
+      }
+      done += current.slots.size();
+      if (rt.options.on_progress) rt.options.on_progress("images", done, misses.size());
+    }
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stop = true;
+      cv.notify_all();
+    }
+    reader.join();
+    throw;
+  }
+  reader.join();
+  if (full != nullptr && !full->hidden.empty()) {
+    // Re-order per-batch [levels, n_b, width] blocks into [levels, count, width].
+    const int levels = cfg.vision.layers + 1, w = cfg.vision.width;
+    std::vector<float> merged(full->hidden.size());
+    std::size_t offset = 0, first = 0;
+    for (std::size_t b = 0; b < misses.size(); b += static_cast<std::size_t>(batch)) {
+      const std::size_t nb = std::min(misses.size(), b + static_cast<std::size_t>(batch)) - b;
+      for (int l = 0; l < levels; ++l) {
+        std::memcpy(&merged[(static_cast<std::size_t>(l) * misses.size() + first) * w],
+                    &full->hidden[offset + static_cast<std::size_t>(l) * nb * w], sizeof(float) * nb * w);
+      }
+      offset += static_cast<std::size_t>(levels) * nb * w;
+      first += nb;
+    }
+    full->hidden.swap(merged);
+  }
+  if (stats != nullptr) {
+    stats->images_computed += misses.size();
+    stats->images_cached += requests.size() - misses.size();
+    stats->cache_corrupt += cache.corrupt();
+    stats->image_seconds += seconds_since(start);
+    if (!cache.warning().empty()) stats->cache_warning = cache.warning();
+  }
+  return out;
+}
+
+std::vector<float> embed_texts(const ClipRuntime& rt, const std::vector<std::string>& captions,
+                               EmbedStats* stats, const EncodeOptions& encode, TowerOutput* full) {
+  const auto start = std::chrono::steady_clock::now();
+  const ClipConfig& cfg = rt.model->config();
+  const int dim = cfg.embed_dim;
+  const bool cacheable = rt.options.use_cache && !encode.hidden_states && !encode.token_states;
+  EmbeddingCache cache = make_cache(rt);
+  std::vector<float> out(captions.size() * static_cast<std::size_t>(dim));
+  std::vector<std::size_t> misses;
+  std::vector<std::vector<int>> ids(captions.size());
+  for (std::size_t i = 0; i < captions.size(); ++i) {
+    if (cacheable) {
+      if (auto hit = cache.get(cache.text_key(captions[i]), static_cast<std::size_t>(dim))) {
+        std::copy(hit->begin(), hit->end(), out.begin() + static_cast<std::ptrdiff_t>(i * dim));
+        continue;
+      }
+    }
+    ids[i] = rt.tokenizer->encode(captions[i], cfg.context_length);
+    misses.push_back(i);
+  }
+  // Shortest first: batches of similar length waste no positions. Results do not depend on
+  // the batch composition.
+  std::vector<std::size_t> order = misses;
+  if (full == nullptr) {
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return ids[a].size() < ids[b].size(); });
+  }
+  const std::size_t batch = static_cast<std::size_t>(std::max(1, rt.options.batch_size)) * 4;
+  if (full != nullptr) *full = TowerOutput{};
+  for (std::size_t b = 0; b < order.size(); b += batch) {
+    const std::size_t end = std::min(order.size(), b + batch);
+    std::vector<std::vector<int>> chunk;
+    for (std::size_t k = b; k < end; ++k) chunk.push_back(ids[order[k]]);
+    TowerOutput t = rt.model->encode_texts(chunk, encode);
+    for (std::size_t k = b; k < end; ++k) {
+      const std::size_t i = order[k];
+      const auto first = t.embeds.begin() + static_cast<std::ptrdiff_t>((k - b) * dim);
+      std::copy(first, first + dim, out.begin() + static_cast<std::ptrdiff_t>(i * dim));
+      if (cacheable) cache.put(cache.text_key(captions[i]), std::vector<float>(first, first + dim));
+    }
+    if (full != nullptr) {
+      full->count += t.count;
+      full->embeds.insert(full->embeds.end(), t.embeds.begin(), t.embeds.end());
+      full->hidden.insert(full->hidden.end(), t.hidden.begin(), t.hidden.end());
+      full->tokens.insert(full->tokens.end(), t.tokens.begin(), t.tokens.end());
+      full->token_count = t.token_count;
+    }
+    if (rt.options.on_progress) rt.options.on_progress("captions", end, order.size());
+  }
+  if (stats != nullptr) {
+    stats->texts_computed += misses.size();
+    stats->texts_cached += captions.size() - misses.size();
+    stats->cache_corrupt += cache.corrupt();
+    stats->text_seconds += seconds_since(start);
+    if (!cache.warning().empty()) stats->cache_warning = cache.warning();
+  }
+  return out;
+}
+
+namespace {
+
+class ClipScorer final : public Scorer {
+ public:
+  ClipScorer(ClipRuntime rt, std::string name) : rt_(std::move(rt)), name_(std::move(name)) {}
+  std::string name() const override { return name_; }
+  nlohmann::json describe() const override {
+    nlohmann::json d = rt_.describe();
+    d["embeddings"] = {{"images_computed", stats_.images_computed},
+                       {"images_cached", stats_.images_cached},
+                       {"captions_computed", stats_.texts_computed},
+                       {"captions_cached", stats_.texts_cached}};
+    return d;
+  }
+  std::vector<PairScores> score(const Dataset& dataset) override {
+    ImageStore store = ImageStore::open(dataset.root);
+    std::vector<std::string> image_names, captions;
+    std::map<std::string, std::size_t> image_index, caption_index;
+    for (const auto& ex : dataset.examples) {
+      for (int k = 0; k < 2; ++k) {
+        const auto& n = ex.images[static_cast<std::size_t>(k)];
+        if (image_index.emplace(n, image_names.size()).second) image_names.push_back(n);
+        const auto& c = ex.captions[static_cast<std::size_t>(k)];
+        if (caption_index.emplace(c, captions.size()).second) captions.push_back(c);
+      }
+    }
+    std::vector<ImageRequest> requests;
+    for (const auto& n : image_names) {
+      requests.push_back({n, [&store, n] { return store.read(n); }});
+    }
+    stats_ = {};
+    const auto text = embed_texts(rt_, captions, &stats_);
+    const auto images = embed_images(rt_, requests, &stats_);
+    const int dim = rt_.model->config().embed_dim;
+    const double scale = rt_.model->logit_scale_exp();
+    std::vector<PairScores> out(dataset.examples.size());
+    for (std::size_t e = 0; e < dataset.examples.size(); ++e) {
+      const auto& ex = dataset.examples[e];
+      for (int c = 0; c < 2; ++c) {
+        for (int i = 0; i < 2; ++i) {
+          const float* t = &text[caption_index[ex.captions[static_cast<std::size_t>(c)]] * dim];
+          const float* im = &images[image_index[ex.images[static_cast<std::size_t>(i)]] * dim];
+          out[e].s[pair_index(c, i)] = clip_score(t, im, dim, scale);
+        }
+      }
+    }
+    return out;
+  }
+  const EmbedStats& stats() const { return stats_; }
+
+ private:
+  ClipRuntime rt_;
+  std::string name_;
+  EmbedStats stats_;
+};
+
+}  // namespace
+
+std::unique_ptr<Scorer> make_clip_scorer(const ClipRuntime& runtime, std::string name) {
+  return std::make_unique<ClipScorer>(runtime, std::move(name));
+}
+
+}  // namespace winokit
