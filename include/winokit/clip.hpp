@@ -82,6 +82,9 @@ struct EncodeOptions {
   // Text only: run all context_length positions instead of stopping at the longest
   // end-of-text (same results; for benchmarks).
   bool full_context = false;
+  // Run every GEMM on at least this many rows (zero rows added). Rows are independent, so
+  // results are unchanged; a fixed row count lets oneDNN reuse one compiled kernel per layer.
+  int gemm_rows = 0;
 };
 
 class ClipModel {

@@ -25,8 +25,8 @@ namespace winokit {
 struct ClipRunOptions {
   int batch_size = 32;
   bool use_cache = true;
-  std::filesystem::path cache_dir;  // empty: default_cache_dir()
-  std::optional<PreprocessPipeline> pipeline;  // overrides the checkpoint's
+  std::filesystem::path cache_dir;                 // empty: default_cache_dir()
+  std::optional<PreprocessPipeline> pipeline;      // overrides the checkpoint's
   std::optional<std::filesystem::path> tokenizer;  // file or folder; default: the checkpoint's
   // Called as work progresses: stage ("images" or "captions"), done, total.
   std::function<void(const std::string&, std::size_t, std::size_t)> on_progress;

@@ -57,8 +57,12 @@ nlohmann::json ClipRuntime::describe() const {
           {"model", source},
           {"weights_sha256", model->weights_id()},
           {"layout", to_string(c.layout)},
-          {"vision", {{"width", c.vision.width}, {"layers", c.vision.layers}, {"heads", c.vision.heads},
-                      {"patch", c.patch}, {"image_size", c.image_size}}},
+          {"vision",
+           {{"width", c.vision.width},
+            {"layers", c.vision.layers},
+            {"heads", c.vision.heads},
+            {"patch", c.patch},
+            {"image_size", c.image_size}}},
           {"text", {{"width", c.text.width}, {"layers", c.text.layers}, {"heads", c.text.heads}}},
           {"embed_dim", c.embed_dim},
           {"activation", c.vision.act == Activation::QuickGelu ? "quick_gelu" : "gelu"},
@@ -89,12 +93,6 @@ EmbeddingCache make_cache(const ClipRuntime& rt) {
                         rt.model->weights_id());
 }
 
-// A decoded, preprocessed batch handed from the reading thread to the model.
-struct Batch {
-  std::vector<std::size_t> slots;  // indices into the miss list
-  std::vector<float> pixels;
-};
-
 }  // namespace
 
 std::vector<float> embed_images(const ClipRuntime& rt, const std::vector<ImageRequest>& requests,
@@ -110,105 +108,108 @@ std::vector<float> embed_images(const ClipRuntime& rt, const std::vector<ImageRe
   std::vector<float> out(requests.size() * static_cast<std::size_t>(dim));
   std::vector<std::size_t> misses;
   std::vector<std::string> keys(requests.size());
-  std::vector<ImageBytes> miss_bytes;
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    ImageBytes bytes = requests[i].read();
     if (cacheable) {
-      keys[i] = cache.image_key(bytes.bytes, pp_json);
+      // Only the key is kept: the bytes are read again when decoded, so memory stays flat.
+      keys[i] = cache.image_key(requests[i].read().bytes, pp_json);
       if (auto hit = cache.get(keys[i], static_cast<std::size_t>(dim))) {
         std::copy(hit->begin(), hit->end(), out.begin() + static_cast<std::ptrdiff_t>(i * dim));
         continue;
       }
     }
     misses.push_back(i);
-    miss_bytes.push_back(std::move(bytes));
   }
   const int batch = std::max(1, rt.options.batch_size);
   const std::size_t side = static_cast<std::size_t>(cfg.image_size);
   const std::size_t image_floats = 3 * side * side;
   if (pp.crop != cfg.image_size) {
     throw UsageError("the preprocessing crop (" + std::to_string(pp.crop) +
-                     ") differs from the model's image size (" + std::to_string(cfg.image_size) + ")");
+                     ") differs from the model's image size (" + std::to_string(cfg.image_size) +
+                     ")");
   }
   if (full != nullptr) {
     *full = TowerOutput{};
     full->count = static_cast<int>(misses.size());
   }
-  // Reader thread: decode + preprocess batch k+1 while the model encodes batch k.
-  std::mutex mutex;
-  std::condition_variable cv;
-  std::deque<Batch> ready;
-  std::exception_ptr failure;
-  bool stop = false;
-  constexpr std::size_t kQueueDepth = 2;
-  std::thread reader([&] {
-    try {
-      for (std::size_t b = 0; b < misses.size(); b += static_cast<std::size_t>(batch)) {
-        Batch next;
-        const std::size_t end = std::min(misses.size(), b + static_cast<std::size_t>(batch));
-        next.pixels.resize((end - b) * image_floats);
-        for (std::size_t s = b; s < end; ++s) {
-          std::vector<float> px = preprocess(decode_image(miss_bytes[s]), pp);
-          std::copy(px.begin(), px.end(), next.pixels.begin() + static_cast<std::ptrdiff_t>((s - b) * image_floats));
-          next.slots.push_back(s);
-          miss_bytes[s] = ImageBytes{};  // release the encoded bytes early
-        }
-        std::unique_lock<std::mutex> lock(mutex);
-        cv.wait(lock, [&] { return ready.size() < kQueueDepth || stop; });
-        if (stop) return;
-        ready.push_back(std::move(next));
-        cv.notify_all();
-      }
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(mutex);
-      failure = std::current_exception();
-      cv.notify_all();
-    }
-  });
+  // Decoding and preprocessing run on the same OpenMP pool as the model (no second pool to
+  // oversubscribe the cores): each batch's images are decoded in parallel, then encoded.
+  // Reading the next batch's bytes (I/O: files or the zip) overlaps with the model on a helper
+  // thread, which uses no compute.
+  std::vector<std::string> errors(misses.size());
+  std::vector<ImageBytes> next_bytes;
+  auto read_batch = [&](std::size_t b) {
+    std::vector<ImageBytes> bytes;
+    const std::size_t end = std::min(misses.size(), b + static_cast<std::size_t>(batch));
+    for (std::size_t s = b; s < end; ++s)
+      bytes.push_back(requests[misses[s]].read());
+    return bytes;
+  };
   std::size_t done = 0;
-  try {
-    while (done < misses.size()) {
-      Batch current;
-      {
-        std::unique_lock<std::mutex> lock(mutex);
-        cv.wait(lock, [&] { return !ready.empty() || failure; });
-        if (ready.empty() && failure) std::rethrow_exception(failure);
-        current = std::move(ready.front());
-        ready.pop_front();
-        cv.notify_all();
-      }
-      const int n = static_cast<int>(current.slots.size());
-      TowerOutput t = rt.model->encode_images(current.pixels.data(), n, encode);
-      for (int j = 0; j < n; ++j) {
-        const std::size_t i = misses[current.slots[static_cast<std::size_t>(j)]];
-        std::copy(t.embeds.begin() + j * dim, t.embeds.begin() + (j + 1) * dim,
-                  out.begin() + static_cast<std::ptrdiff_t>(i * dim));
-        if (cacheable) {
-          cache.put(keys[i], std::vector<float>(t.embeds.begin() + j * dim, t.embeds.begin() + (j + 1) * dim));
+  if (!misses.empty()) next_bytes = read_batch(0);
+  for (std::size_t b = 0; b < misses.size(); b += static_cast<std::size_t>(batch)) {
+    std::vector<ImageBytes> bytes = std::move(next_bytes);
+    std::exception_ptr read_failure;
+    std::thread reader;
+    const std::size_t following = b + static_cast<std::size_t>(batch);
+    if (following < misses.size()) {
+      reader = std::thread([&] {
+        try {
+          next_bytes = read_batch(following);
+        } catch (...) {
+          read_failure = std::current_exception();
         }
-      }
-      if (full != nullptr) {
-        full->embeds.insert(full->embeds.end(), t.embeds.begin(), t.embeds.end());
-        full->tokens.insert(full->tokens.end(), t.tokens.begin(), t.tokens.end());
-        full->token_count = t.token_count;
-        if (!t.hidden.empty()) {
-          // hidden is [levels, count, width]: keep per-batch blocks, merged below.
-          full->hidden.insert(full->hidden.end(), t.hidden.begin(), t.hidden.end());
-        }
-      }
-      done += current.slots.size();
-      if (rt.options.on_progress) rt.options.on_progress("images", done, misses.size());
+      });
     }
-  } catch (...) {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      stop = true;
-      cv.notify_all();
+    const int n = static_cast<int>(bytes.size());
+    std::vector<float> pixels(static_cast<std::size_t>(n) * image_floats);
+    std::vector<std::exception_ptr> failures(static_cast<std::size_t>(n));
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int j = 0; j < n; ++j) {
+      try {
+        std::vector<float> px = preprocess(decode_image(bytes[static_cast<std::size_t>(j)]), pp);
+        std::copy(px.begin(), px.end(),
+                  pixels.begin() + static_cast<std::ptrdiff_t>(j * image_floats));
+      } catch (...) {
+        failures[static_cast<std::size_t>(j)] = std::current_exception();
+      }
     }
-    reader.join();
-    throw;
+    bytes.clear();
+    auto first_failure =
+        std::find_if(failures.begin(), failures.end(), [](auto& e) { return e != nullptr; });
+    if (first_failure != failures.end() || read_failure) {
+      if (reader.joinable()) reader.join();
+      std::rethrow_exception(first_failure != failures.end() ? *first_failure : read_failure);
+    }
+    TowerOutput t;
+    EncodeOptions padded = encode;
+    padded.gemm_rows = batch * cfg.vision_tokens();  // a short last batch reuses the kernels
+    try {
+      t = rt.model->encode_images(pixels.data(), n, padded);
+    } catch (...) {
+      if (reader.joinable()) reader.join();
+      throw;
+    }
+    if (reader.joinable()) reader.join();
+    if (read_failure) std::rethrow_exception(read_failure);
+    for (int j = 0; j < n; ++j) {
+      const std::size_t i = misses[b + static_cast<std::size_t>(j)];
+      std::copy(t.embeds.begin() + j * dim, t.embeds.begin() + (j + 1) * dim,
+                out.begin() + static_cast<std::ptrdiff_t>(i * dim));
+      if (cacheable) {
+        cache.put(keys[i],
+                  std::vector<float>(t.embeds.begin() + j * dim, t.embeds.begin() + (j + 1) * dim));
+      }
+    }
+    if (full != nullptr) {
+      full->embeds.insert(full->embeds.end(), t.embeds.begin(), t.embeds.end());
+      full->tokens.insert(full->tokens.end(), t.tokens.begin(), t.tokens.end());
+      full->token_count = t.token_count;
+      // hidden is [levels, count, width] per batch: merged below.
+      full->hidden.insert(full->hidden.end(), t.hidden.begin(), t.hidden.end());
+    }
+    done += static_cast<std::size_t>(n);
+    if (rt.options.on_progress) rt.options.on_progress("images", done, misses.size());
   }
-  reader.join();
   if (full != nullptr && !full->hidden.empty()) {
     // Re-order per-batch [levels, n_b, width] blocks into [levels, count, width].
     const int levels = cfg.vision.layers + 1, w = cfg.vision.width;
@@ -218,7 +219,8 @@ std::vector<float> embed_images(const ClipRuntime& rt, const std::vector<ImageRe
       const std::size_t nb = std::min(misses.size(), b + static_cast<std::size_t>(batch)) - b;
       for (int l = 0; l < levels; ++l) {
         std::memcpy(&merged[(static_cast<std::size_t>(l) * misses.size() + first) * w],
-                    &full->hidden[offset + static_cast<std::size_t>(l) * nb * w], sizeof(float) * nb * w);
+                    &full->hidden[offset + static_cast<std::size_t>(l) * nb * w],
+                    sizeof(float) * nb * w);
       }
       offset += static_cast<std::size_t>(levels) * nb * w;
       first += nb;
@@ -262,13 +264,26 @@ std::vector<float> embed_texts(const ClipRuntime& rt, const std::vector<std::str
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return ids[a].size() < ids[b].size(); });
   }
-  const std::size_t batch = static_cast<std::size_t>(std::max(1, rt.options.batch_size)) * 4;
+  // Batches fill a fixed budget of token rows (shortest captions first), and every GEMM runs on
+  // exactly that many rows: one compiled kernel per layer whatever the lengths.
+  constexpr int kTextRows = 2048;
   if (full != nullptr) *full = TowerOutput{};
-  for (std::size_t b = 0; b < order.size(); b += batch) {
-    const std::size_t end = std::min(order.size(), b + batch);
+  std::size_t b = 0;
+  while (b < order.size()) {
+    std::size_t end = b;
+    std::size_t longest = 0;
+    while (end < order.size()) {
+      const std::size_t len = std::max(longest, ids[order[end]].size());
+      if (end > b && (end - b + 1) * len > static_cast<std::size_t>(kTextRows)) break;
+      longest = len;
+      ++end;
+    }
     std::vector<std::vector<int>> chunk;
-    for (std::size_t k = b; k < end; ++k) chunk.push_back(ids[order[k]]);
-    TowerOutput t = rt.model->encode_texts(chunk, encode);
+    for (std::size_t k = b; k < end; ++k)
+      chunk.push_back(ids[order[k]]);
+    EncodeOptions padded = encode;
+    padded.gemm_rows = std::max<int>(kTextRows, static_cast<int>(chunk.size() * longest));
+    TowerOutput t = rt.model->encode_texts(chunk, padded);
     for (std::size_t k = b; k < end; ++k) {
       const std::size_t i = order[k];
       const auto first = t.embeds.begin() + static_cast<std::ptrdiff_t>((k - b) * dim);
@@ -283,6 +298,7 @@ std::vector<float> embed_texts(const ClipRuntime& rt, const std::vector<std::str
       full->token_count = t.token_count;
     }
     if (rt.options.on_progress) rt.options.on_progress("captions", end, order.size());
+    b = end;
   }
   if (stats != nullptr) {
     stats->texts_computed += misses.size();
@@ -302,10 +318,10 @@ class ClipScorer final : public Scorer {
   std::string name() const override { return name_; }
   nlohmann::json describe() const override {
     nlohmann::json d = rt_.describe();
-    d["embeddings"] = {{"images_computed", stats_.images_computed},
-                       {"images_cached", stats_.images_cached},
-                       {"captions_computed", stats_.texts_computed},
-                       {"captions_cached", stats_.texts_cached}};
+    d["embeddings"] = {
+        {"images_computed", stats_.images_computed},  {"images_cached", stats_.images_cached},
+        {"captions_computed", stats_.texts_computed}, {"captions_cached", stats_.texts_cached},
+        {"image_seconds", stats_.image_seconds},      {"caption_seconds", stats_.text_seconds}};
     return d;
   }
   std::vector<PairScores> score(const Dataset& dataset) override {

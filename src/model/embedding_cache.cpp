@@ -18,8 +18,10 @@ constexpr std::size_t kDigestHex = 64;
 
 fs::path default_cache_dir() {
   if (const char* d = std::getenv("WINOKIT_CACHE_DIR"); d != nullptr && *d) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x) return fs::path(x) / "winokit";
-  if (const char* h = std::getenv("HOME"); h != nullptr && *h) return fs::path(h) / ".cache" / "winokit";
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x)
+    return fs::path(x) / "winokit";
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h)
+    return fs::path(h) / ".cache" / "winokit";
   return fs::temp_directory_path() / "winokit-cache";
 }
 
@@ -29,14 +31,16 @@ EmbeddingCache::EmbeddingCache(fs::path root, std::string weights_id)
 
 std::string EmbeddingCache::image_key(const std::string& image_bytes,
                                       const std::string& preprocess_json) const {
-  return sha256_hex("image\n" + weights_id_ + "\n" + preprocess_json + "\n" + sha256_hex(image_bytes));
+  return sha256_hex("image\n" + weights_id_ + "\n" + preprocess_json + "\n" +
+                    sha256_hex(image_bytes));
 }
 
 std::string EmbeddingCache::text_key(const std::string& caption) const {
   return sha256_hex("text\n" + weights_id_ + "\n" + caption);
 }
 
-std::optional<std::vector<float>> EmbeddingCache::get(const std::string& key, std::size_t dim) const {
+std::optional<std::vector<float>> EmbeddingCache::get(const std::string& key,
+                                                      std::size_t dim) const {
   const fs::path file = dir_ / key.substr(0, 2) / key;
   std::error_code ec;
   if (!fs::is_regular_file(file, ec)) return std::nullopt;
@@ -47,15 +51,16 @@ std::optional<std::vector<float>> EmbeddingCache::get(const std::string& key, st
     return std::nullopt;
   }
   const std::size_t payload = dim * sizeof(float);
-  // magic | key (64 hex) | payload | sha256 of everything before it (64 hex)
-  if (bytes.size() != sizeof kMagic + kDigestHex + payload + kDigestHex ||
-      std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0 ||
+  // magic | key (64 hex) | values | sha256 of everything before it (64 hex)
+  const std::size_t overhead = sizeof kMagic + 2 * kDigestHex;
+  if (bytes.size() < overhead || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0 ||
       bytes.compare(sizeof kMagic, kDigestHex, key) != 0 ||
       sha256_hex(std::string_view(bytes).substr(0, bytes.size() - kDigestHex)) !=
           std::string_view(bytes).substr(bytes.size() - kDigestHex)) {
     ++corrupt_;
     return std::nullopt;
   }
+  if (bytes.size() != overhead + payload) return std::nullopt;  // intact, but another size
   std::vector<float> values(dim);
   std::memcpy(values.data(), bytes.data() + sizeof kMagic + kDigestHex, payload);
   ++hits_;

@@ -2,7 +2,8 @@
 # End-to-end tests of the winokit CLI on synthetic datasets and score files it makes itself.
 # Usage: run_cli_tests.sh PATH/TO/winokit
 set -u
-WINOKIT=$(realpath "${1:?usage: run_cli_tests.sh PATH/TO/winokit}")
+WINOKIT=$(realpath "${1:?usage: run_cli_tests.sh PATH/TO/winokit [SHARED_DIR]}")
+SHARED=$( [ -n "${2:-}" ] && realpath "$2" 2>/dev/null || echo "")
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK" || exit 1
@@ -102,10 +103,37 @@ expect "bad tag set" 2 "badtags.json:1: field '777': unknown example id" -- "$WI
 expect "unwritable output" 3 "does not exist" -- "$WINOKIT" eval --data syn --scorer random --bootstrap 50 --json no/such/dir/r.json
 expect "unknown flag" 2 "" -- "$WINOKIT" eval --data syn --bogus
 
+# --- in-process CLIP (golden tiny checkpoints from ../shared) ---
+if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
+  HFM="$SHARED/golden/clip/models/tiny-quickgelu-hf"
+  OCM="$SHARED/golden/clip/models/tiny-quickgelu-openclip"
+  export WINOKIT_CACHE_DIR="$WORK/cache"
+  expect "eval --model (HF layout)" 0 "\| tiny \| [0-9]+\.[0-9]{2} \|" -- "$WINOKIT" eval --data syn --model "$HFM" --name tiny --bootstrap 100 --json m.json
+  [ -s tiny.scores.jsonl ] && [ "$(wc -l < tiny.scores.jsonl)" -eq 140 ] && ok "model run keeps its official scores" || not_ok "model scores file"
+  expect "second run comes from the cache" 0 "0 images computed, 70 from the cache" -- "$WINOKIT" eval --data syn --model "$HFM" --name tiny --bootstrap 100 --quiet
+  cp tiny.scores.jsonl first.scores.jsonl
+  expect "--no-cache recomputes" 0 "70 images computed" -- "$WINOKIT" eval --data synzip --model "$HFM" --name tiny --bootstrap 100 --quiet --no-cache --threads 1 --batch-size 3
+  cmp -s first.scores.jsonl tiny.scores.jsonl && ok "same scores: zip vs folder, cache vs none, 1 thread batch 3 vs default" || not_ok "scores identical across runs"
+  grep -q '"weights_sha256"' m.json && grep -q '"pipeline": "hf"' m.json && ok "json records model hash and preprocessing" || not_ok "model provenance"
+  expect "eval --model (OpenCLIP layout, bpe gz tokenizer)" 0 "N = 35" -- "$WINOKIT" eval --data syn --model "$OCM" --tokenizer "$SHARED/golden/clip/vocab/bpe_simple_vocab_16e6.txt.gz" --bootstrap 100 --scores-out oc.jsonl
+  expect "score an image" 0 "\| a red cube \| [-0-9.]+ \| [0-9.]+ \|" -- "$WINOKIT" score --model "$HFM" "$SHARED/golden/clip/images/astronaut_q90.jpg" "a red cube" "an astronaut"
+  expect "embed a dataset" 0 "wrote 70 image and 70 text embeddings" -- "$WINOKIT" embed --model "$HFM" --data syn --out emb.safetensors --hidden-states
+  head -c 8 emb.safetensors | od -An -tu8 | grep -q '[0-9]' && grep -q 'image_hidden_cls' emb.safetensors && ok "embeddings file has hidden states" || not_ok "embeddings file"
+  expect "missing checkpoint" 3 "no config.json" -- "$WINOKIT" eval --data syn --model "$WORK" --bootstrap 10
+  mkdir -p badimg/images && cp syn/examples.jsonl badimg/ && cp syn/images/* badimg/images/
+  head -c 100 syn/images/ex_4_img_1.png > badimg/images/ex_4_img_1.png
+  expect "truncated image names the file" 2 "ex_4_img_1.png: corrupt PNG" -- "$WINOKIT" eval --data badimg --model "$HFM" --bootstrap 10 --no-cache --json never2.json
+  [ ! -e never2.json ] && ok "nothing written when an image is bad" || not_ok "nothing written when an image is bad"
+  rm badimg/images/ex_2_img_0.png
+  expect "missing image names it" 3 "image 'ex_2_img_0': not found" -- "$WINOKIT" eval --data badimg --model "$HFM" --bootstrap 10
+else
+  echo "skip - golden checkpoints not found beside the checkout"
+fi
+
 # --- demo and help ---
 expect "demo runs end to end" 0 "winokit eval --data" -- "$WINOKIT" demo --out demo --count 21
 [ -s demo/compare.html ] && [ -s demo/oracle.html ] && ok "demo wrote reports" || not_ok "demo reports"
-for sub in eval compare synth demo; do
+for sub in eval compare synth demo embed score bench; do
   expect "help: $sub" 0 "Usage|OPTIONS" -- "$WINOKIT" "$sub" --help
 done
 expect "version" 0 "winokit 0\." -- "$WINOKIT" --version

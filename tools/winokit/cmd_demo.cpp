@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "eval_run.hpp"
+#include "winokit/clip_scorer.hpp"
 #include "winokit/compare.hpp"
 #include "winokit/synth.hpp"
 #include "winokit/version.hpp"
@@ -17,6 +18,8 @@ struct DemoFlags {
   std::string out = "winokit-demo";
   std::size_t count = 140;
   std::uint64_t seed = 1;
+  bool no_clip = false;
+  int threads = 0;
 };
 
 int run(const DemoFlags& f) {
@@ -49,6 +52,32 @@ int run(const DemoFlags& f) {
     std::cout << "\n" << r.markdown;
     runs.push_back({kind, r.scores, scorer->describe()});
   }
+  if (!f.no_clip) {
+    // A CLIP run through the real engine, with ViT-B/32-shaped random weights made in memory
+    // and the byte-level tokenizer: the demo needs no files the user does not have.
+    set_compute_threads(f.threads);
+    std::cout << "\nBuilding a ViT-B/32-shaped CLIP with seeded random weights in memory and "
+                 "scoring the images in-process ...\n";
+    ClipRunOptions options;
+    options.use_cache = false;
+    options.on_progress = progress_bar();
+    ClipRuntime rt =
+        ClipRuntime::random(vit_b32_config(), f.seed,
+                            std::make_shared<ClipTokenizer>(ClipTokenizer::byte_level()), options);
+    auto scorer = make_clip_scorer(rt, "clip-random-vit-b32");
+    EvalRun r = run_evaluation(req, *scorer, "clip-random-vit-b32");
+    OutputSet out;
+    const std::string stem = (dir / "clip-random-vit-b32").string();
+    add_eval_outputs(r, {stem + ".json", "", "", stem + ".scores.jsonl", stem + ".html", ""}, out);
+    out.commit();
+    std::cout << "\n"
+              << r.markdown
+              << "\nThese CLIP weights are random, so its scores measure nothing: a random network "
+                 "tends to prefer one caption (or one image) whatever it is paired with, which "
+                 "puts it at or below chance. It shows the engine running end to end; a real "
+                 "checkpoint (below) gives real numbers.\n";
+    runs.push_back({"clip-random-vit-b32", r.scores, scorer->describe()});
+  }
   Dataset dataset = load_dataset(data);
   CompareResult c = compare_runs(dataset, runs, req.options);
   nlohmann::json provenance = {{"tool", "winokit"},
@@ -65,13 +94,15 @@ int run(const DemoFlags& f) {
             << "Reports: " << (dir / "oracle.html").string() << ", "
             << (dir / "bag-of-words.html").string() << ", " << (dir / "random.html").string()
             << ", " << (dir / "compare.html").string() << "\n\n"
-            << "Next: evaluate a real model on the real dataset\n"
-            << "  1. get the Winoground dataset (examples.jsonl + images.zip) into e.g. "
-               "./winoground\n"
-            << "  2. score it with your model and write the official scores JSONL\n"
-            << "     ({\"label\": \"<id>_c<j>_i<k>\", \"score\": s} per pair), then:\n"
-            << "  winokit eval --data winoground --scores my_model.jsonl --html report.html "
-               "--json report.json\n";
+            << "Next: evaluate a real checkpoint on the real dataset\n"
+            << "  1. get Winoground (examples.jsonl + images.zip, e.g. a clone of the dataset "
+               "repository) into ./winoground\n"
+            << "  2. download a CLIP checkpoint folder (Hugging Face CLIPModel, e.g. "
+               "openai/clip-vit-base-patch32, or OpenCLIP) into ./clip-vit-base-patch32\n"
+            << "  3. build/winokit eval --data winoground --model clip-vit-base-patch32 "
+               "--html report.html --json report.json\n"
+            << "  Scores of other models: build/winokit eval --data winoground --scores "
+               "model.jsonl (official {\"label\", \"score\"} JSONL or a table)\n";
   return 0;
 }
 
@@ -86,6 +117,8 @@ void add_demo(CLI::App& app, int& exit_code) {
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{8}, std::size_t{100'000}));
   cmd->add_option("--seed", f->seed, "Seed")->capture_default_str();
+  cmd->add_flag("--no-clip", f->no_clip, "Skip the in-process CLIP run with random weights");
+  cmd->add_option("--threads", f->threads, "Compute threads (0: all cores)")->capture_default_str();
   cmd->callback([f, &exit_code] { exit_code = guarded([&] { return run(*f); }); });
 }
 

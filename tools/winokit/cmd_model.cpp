@@ -12,10 +12,10 @@
 #include "common.hpp"
 #include "winokit/error.hpp"
 #include "winokit/files.hpp"
+#include "winokit/rng.hpp"
 #include "winokit/safetensors.hpp"
 #include "winokit/text.hpp"
 #include "winokit/version.hpp"
-#include "winokit/rng.hpp"
 #include "winokit/winoground.hpp"
 
 namespace winokit::cli {
@@ -94,15 +94,19 @@ int run_embed(const EmbedFlags& f) {
   const ClipConfig& c = rt.model->config();
   const std::int64_t e = c.embed_dim;
   std::map<std::string, std::pair<std::vector<std::int64_t>, std::vector<float>>> tensors;
-  if (!requests.empty()) tensors["image_embeds"] = {{static_cast<std::int64_t>(requests.size()), e}, img};
-  if (!captions.empty()) tensors["text_embeds"] = {{static_cast<std::int64_t>(captions.size()), e}, txt};
+  if (!requests.empty())
+    tensors["image_embeds"] = {{static_cast<std::int64_t>(requests.size()), e}, img};
+  if (!captions.empty())
+    tensors["text_embeds"] = {{static_cast<std::int64_t>(captions.size()), e}, txt};
   if (f.hidden && !requests.empty()) {
-    tensors["image_hidden_cls"] = {{c.vision.layers + 1, static_cast<std::int64_t>(requests.size()), c.vision.width},
-                                   img_full.hidden};
+    tensors["image_hidden_cls"] = {
+        {c.vision.layers + 1, static_cast<std::int64_t>(requests.size()), c.vision.width},
+        img_full.hidden};
   }
   if (f.hidden && !captions.empty()) {
-    tensors["text_hidden_eot"] = {{c.text.layers + 1, static_cast<std::int64_t>(captions.size()), c.text.width},
-                                  txt_full.hidden};
+    tensors["text_hidden_eot"] = {
+        {c.text.layers + 1, static_cast<std::int64_t>(captions.size()), c.text.width},
+        txt_full.hidden};
   }
   std::map<std::string, std::string> meta = {
       {"image_ids", nlohmann::json(image_ids).dump()},
@@ -140,7 +144,8 @@ int run_score(const ScoreFlags& f) {
   }
   const double mx = *std::max_element(s.begin(), s.end());
   double z = 0;
-  for (double v : s) z += std::exp(v - mx);
+  for (double v : s)
+    z += std::exp(v - mx);
   std::cout << "| Caption | Score | Probability |\n|---|---:|---:|\n";
   for (std::size_t i = 0; i < s.size(); ++i) {
     char line[64];
@@ -180,22 +185,24 @@ int run_bench(const BenchFlags& f) {
   const std::size_t per_image = 3ull * c.image_size * c.image_size;
   std::vector<float> pixels(per_image * static_cast<std::size_t>(batch));
   Rng rng(1);
-  for (auto& p : pixels) p = static_cast<float>(rng.uniform() * 2 - 1);
+  for (auto& p : pixels)
+    p = static_cast<float>(rng.uniform() * 2 - 1);
   // Warm-up (creates the GEMM primitives), then timed runs of whole batches.
   rt.model->encode_images(pixels.data(), batch);
   std::vector<double> per_image_ms;
   const int batches = std::max(1, f.images / batch);
   for (int r = 0; r < f.runs; ++r) {
     auto t0 = clock::now();
-    for (int b = 0; b < batches; ++b) rt.model->encode_images(pixels.data(), batch);
+    for (int b = 0; b < batches; ++b)
+      rt.model->encode_images(pixels.data(), batch);
     per_image_ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count() /
                            (batches * batch));
   }
   const double img_ms = median(per_image_ms);
   const double gflops = c.vision_gflop() / (img_ms / 1000.0);
   // GEMM peak: the vision MLP's first GEMM at this batch, alone.
-  const double peak = gemm_gflops(batch * c.vision_tokens(), c.vision.mlp, c.vision.width,
-                                  std::max(5, f.runs));
+  const double peak =
+      gemm_gflops(batch * c.vision_tokens(), c.vision.mlp, c.vision.width, std::max(5, f.runs));
   // Text: Winoground-length captions, only up to the longest end-of-text vs all 77 positions.
   // Token counts (with start and end) of Winoground captions under the real CLIP BPE, e.g.
   // "an old person kisses a young person" -> 9, the ponytail caption -> 14; ids drawn at random.
@@ -204,7 +211,8 @@ int run_bench(const BenchFlags& f) {
   for (int i = 0; i < f.captions; ++i) {
     std::vector<int> seq(static_cast<std::size_t>(kLengths[i % 5]));
     seq.front() = rt.tokenizer->start_id();
-    for (std::size_t k = 1; k + 1 < seq.size(); ++k) seq[k] = static_cast<int>(rng.below(49000));
+    for (std::size_t k = 1; k + 1 < seq.size(); ++k)
+      seq[k] = static_cast<int>(rng.below(49000));
     seq.back() = rt.tokenizer->end_id();
     ids.push_back(std::move(seq));
   }
@@ -215,8 +223,9 @@ int run_bench(const BenchFlags& f) {
     for (int r = 0; r < f.runs; ++r) {
       auto t0 = clock::now();
       for (std::size_t b = 0; b < ids.size(); b += 128) {
-        std::vector<std::vector<int>> chunk(ids.begin() + static_cast<std::ptrdiff_t>(b),
-                                            ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), b + 128)));
+        std::vector<std::vector<int>> chunk(
+            ids.begin() + static_cast<std::ptrdiff_t>(b),
+            ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), b + 128)));
         rt.model->encode_texts(chunk, o);
       }
       t.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
@@ -226,22 +235,21 @@ int run_bench(const BenchFlags& f) {
   const double text_ms = time_text(false), text_full_ms = time_text(true);
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  nlohmann::json result = {
-      {"bench", "clip-engine"},
-      {"model", rt.source},
-      {"threads", compute_threads()},
-      {"batch_size", batch},
-      {"runs", f.runs},
-      {"image_ms_per_image_median", img_ms},
-      {"image_gflop_per_image", c.vision_gflop()},
-      {"image_gflops", gflops},
-      {"gemm_peak_gflops", peak},
-      {"share_of_gemm_peak", gflops / peak},
-      {"captions", f.captions},
-      {"text_ms_until_longest_eot", text_ms},
-      {"text_ms_all_77_positions", text_full_ms},
-      {"text_speedup", text_full_ms / text_ms},
-      {"peak_rss_mb", static_cast<double>(usage.ru_maxrss) / 1024.0}};
+  nlohmann::json result = {{"bench", "clip-engine"},
+                           {"model", rt.source},
+                           {"threads", compute_threads()},
+                           {"batch_size", batch},
+                           {"runs", f.runs},
+                           {"image_ms_per_image_median", img_ms},
+                           {"image_gflop_per_image", c.vision_gflop()},
+                           {"image_gflops", gflops},
+                           {"gemm_peak_gflops", peak},
+                           {"share_of_gemm_peak", gflops / peak},
+                           {"captions", f.captions},
+                           {"text_ms_until_longest_eot", text_ms},
+                           {"text_ms_all_77_positions", text_full_ms},
+                           {"text_speedup", text_full_ms / text_ms},
+                           {"peak_rss_mb", static_cast<double>(usage.ru_maxrss) / 1024.0}};
   std::cout << result.dump(2) << "\n";
   if (!f.json.empty()) write_file_atomic(f.json, result.dump(2) + "\n");
   return 0;
@@ -251,9 +259,11 @@ int run_bench(const BenchFlags& f) {
 
 void add_model_commands(CLI::App& app, int& exit_code) {
   auto e = std::make_shared<EmbedFlags>();
-  CLI::App* embed = app.add_subcommand("embed", "Embed images and/or captions to a safetensors file");
+  CLI::App* embed =
+      app.add_subcommand("embed", "Embed images and/or captions to a safetensors file");
   e->model.add_to(*embed, true);
-  embed->add_option("--data", e->data, "Embed every image and caption of a Winoground-layout dataset");
+  embed->add_option("--data", e->data,
+                    "Embed every image and caption of a Winoground-layout dataset");
   embed->add_option("--images", e->images, "Image files");
   embed->add_option("--captions", e->captions, "Text file, one caption per line");
   embed->add_option("--text", e->texts, "Captions given on the command line");
@@ -275,7 +285,8 @@ void add_model_commands(CLI::App& app, int& exit_code) {
   b->model.add_to(*bench, false);
   bench->add_option("--images", b->images, "Images per timed run")->capture_default_str();
   bench->add_option("--runs", b->runs, "Timed runs (median reported)")->capture_default_str();
-  bench->add_option("--captions", b->captions, "Captions for the text tower")->capture_default_str();
+  bench->add_option("--captions", b->captions, "Captions for the text tower")
+      ->capture_default_str();
   bench->add_option("--json", b->json, "Also write the results to this file");
   bench->callback([b, &exit_code] { exit_code = guarded([&] { return run_bench(*b); }); });
 }
