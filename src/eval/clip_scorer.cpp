@@ -1,5 +1,7 @@
 #include "winokit/clip_scorer.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -84,6 +86,26 @@ double clip_score(const float* text, const float* image, int dim, double logit_s
 
 namespace {
 
+// Refuses a batch whose working memory would not fit, before allocating any of it.
+void check_batch_memory(const ClipConfig& cfg, int batch) {
+  const double rows = static_cast<double>(batch) * cfg.vision_tokens();
+  const double w = cfg.vision.width, heads = cfg.vision.heads;
+  // Activations: x, normed, qkv, attention output, MLP hidden, attention probabilities, im2col,
+  // pixels; float32.
+  const double bytes = 4.0 * (rows * (w * 6 + cfg.vision.mlp) +
+                              batch * heads * cfg.vision_tokens() * cfg.vision_tokens() +
+                              2.0 * batch * 3.0 * cfg.image_size * cfg.image_size);
+  const double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGE_SIZE);
+  constexpr double kShare = 0.75;  // leave room for the weights and the rest of the system
+  if (physical > 0 && bytes > kShare * physical) {
+    char msg[256];
+    std::snprintf(msg, sizeof msg,
+                  "--batch-size %d needs about %.1f GB of working memory; this machine has %.1f GB",
+                  batch, bytes / 1e9, physical / 1e9);
+    throw UsageError(msg, "lower --batch-size");
+  }
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -122,6 +144,7 @@ std::vector<float> embed_images(const ClipRuntime& rt, const std::vector<ImageRe
   const int batch = std::max(1, rt.options.batch_size);
   const std::size_t side = static_cast<std::size_t>(cfg.image_size);
   const std::size_t image_floats = 3 * side * side;
+  check_batch_memory(cfg, batch);
   if (pp.crop != cfg.image_size) {
     throw UsageError("the preprocessing crop (" + std::to_string(pp.crop) +
                      ") differs from the model's image size (" + std::to_string(cfg.image_size) +

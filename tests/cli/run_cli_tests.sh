@@ -119,6 +119,7 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
   expect "score an image" 0 "\| a red cube \| [-0-9.]+ \| [0-9.]+ \|" -- "$WINOKIT" score --model "$HFM" "$SHARED/golden/clip/images/astronaut_q90.jpg" "a red cube" "an astronaut"
   expect "embed a dataset" 0 "wrote 70 image and 70 text embeddings" -- "$WINOKIT" embed --model "$HFM" --data syn --out emb.safetensors --hidden-states
   head -c 8 emb.safetensors | od -An -tu8 | grep -q '[0-9]' && grep -q 'image_hidden_cls' emb.safetensors && ok "embeddings file has hidden states" || not_ok "embeddings file"
+  expect "out-of-memory-sized batch is refused" 2 "needs about .* GB of working memory.*lower --batch-size" -- "$WINOKIT" eval --data syn --model "$HFM" --batch-size 100000 --no-cache --bootstrap 10
   expect "missing checkpoint" 3 "no config.json" -- "$WINOKIT" eval --data syn --model "$WORK" --bootstrap 10
   mkdir -p badimg/images && cp syn/examples.jsonl badimg/ && cp syn/images/* badimg/images/
   head -c 100 syn/images/ex_4_img_1.png > badimg/images/ex_4_img_1.png

@@ -73,7 +73,7 @@ void ModelFlags::add_to(CLI::App& app, bool required) {
       ->check(CLI::Range(0, 1024));
   app.add_option("--batch-size", batch_size, "Images per model batch")
       ->capture_default_str()
-      ->check(CLI::Range(1, 4096));
+      ->check(CLI::Range(1, 1000000));
   app.add_flag("--no-cache", no_cache, "Do not read or write the embedding cache");
   app.add_option("--cache-dir", cache_dir,
                  "Embedding cache folder (default $WINOKIT_CACHE_DIR or ~/.cache/winokit)");
