@@ -95,8 +95,9 @@ int main(int argc, char** argv) {
     std::string jsonl;
     for (int i = 0; i < examples; ++i) {
       for (int k = 0; k < 2; ++k) {
-        winokit::write_file_atomic(data / "images" / ("ex_" + std::to_string(i) + "_img_" + std::to_string(k) + ".jpg"),
-                                   photo_jpeg(1920, 1280, static_cast<std::uint64_t>(i * 2 + k)), false);
+        winokit::write_file_atomic(
+            data / "images" / ("ex_" + std::to_string(i) + "_img_" + std::to_string(k) + ".jpg"),
+            photo_jpeg(1920, 1280, static_cast<std::uint64_t>(i * 2 + k)), false);
       }
       // Distinct captions per example (800 in all), of Winoground length.
       const auto& c = kCaptions[i % 3];
@@ -122,10 +123,14 @@ int main(int argc, char** argv) {
   winokit::ImageStore store = winokit::ImageStore::open(ds.root);
   const int probe = std::min<int>(40, examples * 2);
   for (int i = 0; i < probe; ++i) {
-    auto px = winokit::preprocess(winokit::decode_image(store.read(ds.examples[static_cast<std::size_t>(i / 2)].images[static_cast<std::size_t>(i % 2)])),
-                                  rt.preprocess());
+    auto px = winokit::preprocess(
+        winokit::decode_image(store.read(
+            ds.examples[static_cast<std::size_t>(i / 2)].images[static_cast<std::size_t>(i % 2)])),
+        rt.preprocess());
   }
-  const double decode_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / probe;
+  const double decode_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+      probe;
   auto scorer = winokit::make_clip_scorer(rt, "bench");
   t0 = std::chrono::steady_clock::now();
   auto scores = scorer->score(ds);

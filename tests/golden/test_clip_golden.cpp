@@ -23,13 +23,16 @@ constexpr double kRelativeTolerance = 1e-5;   // embeddings and hidden states
 constexpr double kLogitTolerance = 1e-3;      // absolute, on exp(logit_scale) * cosine
 constexpr double kPixelLevelTolerance = 1.0;  // in 1/255 levels before normalisation
 
-nlohmann::json manifest() { return nlohmann::json::parse(read_file(kGolden + "manifest.json")); }
+nlohmann::json manifest() {
+  return nlohmann::json::parse(read_file(kGolden + "manifest.json"));
+}
 
 std::vector<std::vector<int>> golden_ids() {
   std::vector<std::vector<int>> ids;
   std::ifstream in(kGolden + "tokenizer.jsonl");
   std::string line;
-  while (std::getline(in, line)) ids.push_back(nlohmann::json::parse(line)["input_ids"].get<std::vector<int>>());
+  while (std::getline(in, line))
+    ids.push_back(nlohmann::json::parse(line)["input_ids"].get<std::vector<int>>());
   return ids;
 }
 
@@ -211,7 +214,8 @@ TEST(Checkpoints, ShardedSafetensorsGiveTheSameModel) {
   }
   write_file_atomic(dir / "model-00001-of-00002.safetensors", encode_safetensors_f32(a));
   write_file_atomic(dir / "model-00002-of-00002.safetensors", encode_safetensors_f32(b));
-  write_file_atomic(dir / "model.safetensors.index.json", nlohmann::json{{"weight_map", map}}.dump());
+  write_file_atomic(dir / "model.safetensors.index.json",
+                    nlohmann::json{{"weight_map", map}}.dump());
   ClipModel sharded = ClipModel::load(dir);
   ClipModel single = ClipModel::load(src);
   auto ids = golden_ids();
@@ -221,12 +225,14 @@ TEST(Checkpoints, ShardedSafetensorsGiveTheSameModel) {
   b.erase("visual_projection.weight");
   write_file_atomic(dir / "model-00002-of-00002.safetensors", encode_safetensors_f32(b));
   map.erase("visual_projection.weight");
-  write_file_atomic(dir / "model.safetensors.index.json", nlohmann::json{{"weight_map", map}}.dump());
+  write_file_atomic(dir / "model.safetensors.index.json",
+                    nlohmann::json{{"weight_map", map}}.dump());
   try {
     ClipModel::load(dir);
     ADD_FAILURE() << "no error for a missing tensor";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("visual_projection.weight"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("visual_projection.weight"), std::string::npos)
+        << e.what();
     EXPECT_NE(std::string(e.what()).find("[48, 128]"), std::string::npos) << e.what();
   }
   fs::remove_all(dir);

@@ -23,7 +23,8 @@ namespace {
 std::vector<float> random_vector(std::size_t n, std::uint64_t seed) {
   Rng rng(seed);
   std::vector<float> v(n);
-  for (auto& x : v) x = static_cast<float>(rng.uniform() * 2 - 1);
+  for (auto& x : v)
+    x = static_cast<float>(rng.uniform() * 2 - 1);
   return v;
 }
 
@@ -43,7 +44,8 @@ TEST(Gemm, MatchesPlainReferenceAndRowsDoNotDependOnM) {
   for (int m : {1, 3, 16, 50, 77}) {
     std::vector<float> part(static_cast<std::size_t>(m) * kN);
     layer.forward(x.data() + 5 * kK, m, part.data());
-    for (std::size_t i = 0; i < part.size(); ++i) ASSERT_EQ(part[i], all[5 * kN + i]) << "M=" << m;
+    for (std::size_t i = 0; i < part.size(); ++i)
+      ASSERT_EQ(part[i], all[5 * kN + i]) << "M=" << m;
   }
 }
 
@@ -54,7 +56,8 @@ TEST(Gemm, AccumulateAddsToTheOutput) {
   std::vector<float> y(20 * 8), z(20 * 8, 1.0f);
   plain.forward(x.data(), 20, y.data());
   acc.forward(x.data(), 20, z.data());
-  for (std::size_t i = 0; i < y.size(); ++i) EXPECT_FLOAT_EQ(z[i], y[i] + 1.0f);
+  for (std::size_t i = 0; i < y.size(); ++i)
+    EXPECT_FLOAT_EQ(z[i], y[i] + 1.0f);
 }
 
 TEST(Attention, BatchedMatchesPlainSoftmaxAttention) {
@@ -66,20 +69,24 @@ TEST(Attention, BatchedMatchesPlainSoftmaxAttention) {
     for (int h = 0; h < kHeads; ++h) {
       for (int i = 0; i < kLen; ++i) {
         auto at = [&](int t, int part, int k) {
-          return qkv[(static_cast<std::size_t>(s) * kLen + t) * 3 * kWidth + part * kWidth + h * kD + k];
+          return qkv[(static_cast<std::size_t>(s) * kLen + t) * 3 * kWidth + part * kWidth +
+                     h * kD + k];
         };
         std::vector<double> p(kLen);
         double mx = -1e300, sum = 0;
         for (int j = 0; j < kLen; ++j) {
           double dot = 0;
-          for (int k = 0; k < kD; ++k) dot += at(i, 0, k) * at(j, 1, k);
+          for (int k = 0; k < kD; ++k)
+            dot += at(i, 0, k) * at(j, 1, k);
           p[static_cast<std::size_t>(j)] = dot / std::sqrt(static_cast<double>(kD));
           mx = std::max(mx, p[static_cast<std::size_t>(j)]);
         }
-        for (auto& v : p) sum += (v = std::exp(v - mx));
+        for (auto& v : p)
+          sum += (v = std::exp(v - mx));
         for (int k = 0; k < kD; ++k) {
           double o = 0;
-          for (int j = 0; j < kLen; ++j) o += p[static_cast<std::size_t>(j)] / sum * at(j, 2, k);
+          for (int j = 0; j < kLen; ++j)
+            o += p[static_cast<std::size_t>(j)] / sum * at(j, 2, k);
           ASSERT_NEAR(out[(static_cast<std::size_t>(s) * kLen + i) * kWidth + h * kD + k], o, 1e-5);
         }
       }
@@ -89,9 +96,10 @@ TEST(Attention, BatchedMatchesPlainSoftmaxAttention) {
 
 TEST(SafeTensors, RoundTripAndHalfPrecision) {
   test::TempDir dir;
-  auto file = dir.write("t.safetensors",
-                        encode_safetensors_f32({{"a", {{2, 3}, {1, 2, 3, 4, 5, 6}}}, {"b", {{1}, {7}}}},
-                                               {{"note", "x"}}));
+  auto file =
+      dir.write("t.safetensors",
+                encode_safetensors_f32({{"a", {{2, 3}, {1, 2, 3, 4, 5, 6}}}, {"b", {{1}, {7}}}},
+                                       {{"note", "x"}}));
   auto st = SafeTensors::open(file);
   EXPECT_EQ(st.to_float("a", {2, 3}), (std::vector<float>{1, 2, 3, 4, 5, 6}));
   EXPECT_EQ(st.content_hash(), sha256_file(file));
@@ -106,21 +114,24 @@ TEST(SafeTensors, RoundTripAndHalfPrecision) {
 
 TEST(SafeTensors, ErrorsNameTheTensorAndBothShapes) {
   test::TempDir dir;
-  auto file = dir.write("t.safetensors", encode_safetensors_f32({{"w", {{2, 3}, std::vector<float>(6)}}}));
+  auto file =
+      dir.write("t.safetensors", encode_safetensors_f32({{"w", {{2, 3}, std::vector<float>(6)}}}));
   auto st = SafeTensors::open(file);
   try {
     st.get("visual.proj", {768, 512});
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("'visual.proj': tensor missing (expected shape [768, 512])"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("'visual.proj': tensor missing (expected shape [768, 512])"),
+        std::string::npos)
         << e.what();
   }
   try {
     st.get("w", {3, 2});
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("'w': expected shape [3, 2], found [2, 3]"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("'w': expected shape [3, 2], found [2, 3]"),
+              std::string::npos)
         << e.what();
   }
   std::string bytes = read_file(file);
@@ -148,7 +159,8 @@ TEST(Tokenizer, CleaningAndPreTokens) {
   EXPECT_EQ(ClipTokenizer::clean("  It\xE2\x80\x99s   A\tDog&amp;Cat\n"), "it's a dog&cat");
   EXPECT_EQ(ClipTokenizer::pre_tokenize("it's the kid's 2nd ball!!"),
             (std::vector<std::string>{"it", "'s", "the", "kid", "'s", "2", "nd", "ball", "!!"}));
-  EXPECT_EQ(ClipTokenizer::pre_tokenize("<|endoftext|>x"), (std::vector<std::string>{"<|endoftext|>", "x"}));
+  EXPECT_EQ(ClipTokenizer::pre_tokenize("<|endoftext|>x"),
+            (std::vector<std::string>{"<|endoftext|>", "x"}));
   EXPECT_THROW(ClipTokenizer::clean("bad \xC3"), UsageError);
 }
 
@@ -168,7 +180,8 @@ TEST(Tokenizer, ByteLevelNeedsNoFiles) {
 
 TEST(ImageDecode, PngRoundTripAndCorruptFilesNamed) {
   std::vector<std::uint8_t> rgb(7 * 5 * 3);
-  for (std::size_t i = 0; i < rgb.size(); ++i) rgb[i] = static_cast<std::uint8_t>(i * 7);
+  for (std::size_t i = 0; i < rgb.size(); ++i)
+    rgb[i] = static_cast<std::uint8_t>(i * 7);
   std::string png = encode_png_rgb8(rgb, 7, 5);
   auto im = decode_image(png, "ok.png");
   EXPECT_EQ(im.mode, PixelMode::RGB);
@@ -192,7 +205,8 @@ TEST(ImageDecode, ResizeIsIdentityAtTheSameSizeAndPreprocessShape) {
   EXPECT_EQ(same.pixels, im.pixels);
   // A flat image stays flat through bicubic resampling.
   auto small = pil_resize(im, 100, 67);
-  for (auto v : small.pixels) ASSERT_EQ(v, 128);
+  for (auto v : small.pixels)
+    ASSERT_EQ(v, 128);
   PreprocessConfig cfg;
   auto chw = preprocess(im, cfg);
   EXPECT_EQ(chw.size(), 3u * 224 * 224);

@@ -1,0 +1,134 @@
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "winokit/error.hpp"
+#include "winokit/rng.hpp"
+#include "winokit/winogavil.hpp"
+
+namespace winokit {
+
+Interval bootstrap_mean_interval(const std::vector<double>& values, std::size_t resamples,
+                                 double confidence, std::uint64_t seed) {
+  if (values.empty() || resamples < 2) return {};
+  Rng rng(seed);
+  const auto n = static_cast<std::uint32_t>(values.size());
+  std::vector<double> means(resamples);
+  for (auto& m : means) {
+    double s = 0;
+    for (std::uint32_t i = 0; i < n; ++i) s += values[rng.below(n)];
+    m = s / n;
+  }
+  std::sort(means.begin(), means.end());
+  const double alpha = 1 - confidence;
+  return {quantile_linear(means, alpha / 2), quantile_linear(means, 1 - alpha / 2)};
+}
+
+namespace {
+
+AssociationGroup make_group(const std::string& name, const std::vector<std::size_t>& members,
+                            const AssociationDataset& ds, const std::vector<double>& scores,
+                            const AssociationOptions& o, const std::string& stream) {
+  AssociationGroup g;
+  g.name = name;
+  g.n = members.size();
+  std::vector<double> values;
+  double chance = 0, human = 0;
+  for (std::size_t i : members) {
+    values.push_back(scores[i]);
+    const auto& inst = ds.instances[i];
+    chance += expected_random_jaccard(inst.n(), inst.k());
+    if (inst.solvers_jaccard_mean) {
+      human += *inst.solvers_jaccard_mean;
+      ++g.human_n;
+    }
+  }
+  if (g.n == 0) return g;
+  double sum = 0;
+  for (double v : values) sum += v;
+  g.mean = sum / static_cast<double>(g.n);
+  g.chance = chance / static_cast<double>(g.n);
+  if (g.human_n) g.human = human / static_cast<double>(g.human_n);
+  g.interval = bootstrap_mean_interval(values, o.bootstrap_resamples, o.confidence,
+                                       derive_seed(o.seed, stream));
+  return g;
+}
+
+}  // namespace
+
+AssociationResult evaluate_associations(const AssociationDataset& ds,
+                                        const std::vector<std::vector<std::string>>& predictions,
+                                        const AssociationOptions& o) {
+  if (predictions.size() != ds.instances.size()) {
+    throw UsageError("evaluate_associations: predictions do not cover the instances");
+  }
+  AssociationResult r;
+  r.options = o;
+  std::vector<std::size_t> all;
+  for (std::size_t i = 0; i < ds.instances.size(); ++i) {
+    r.per_instance.push_back(jaccard(predictions[i], ds.instances[i].associations));
+    all.push_back(i);
+  }
+  r.overall = make_group("All", all, ds, r.per_instance, o, "overall");
+
+  std::map<int, std::vector<std::size_t>> by_n, by_k;
+  std::vector<std::size_t> small, large;
+  for (std::size_t i : all) {
+    const auto& inst = ds.instances[i];
+    by_n[inst.n()].push_back(i);
+    by_k[inst.k()].push_back(i);
+    if (inst.n() == 5 || inst.n() == 6) small.push_back(i);
+    if (inst.n() == 10 || inst.n() == 12) large.push_back(i);
+  }
+  AssociationBreakdown cands{"candidates", "By number of candidates",
+                             "instances grouped by their number of candidates; 5&6 and 10&12 as "
+                             "in the paper's tables",
+                             {}};
+  for (const auto& [n, members] : by_n) {
+    cands.groups.push_back(make_group(std::to_string(n), members, ds, r.per_instance, o,
+                                      "candidates/" + std::to_string(n)));
+  }
+  if (!small.empty()) cands.groups.push_back(make_group("5&6", small, ds, r.per_instance, o, "candidates/5&6"));
+  if (!large.empty()) cands.groups.push_back(make_group("10&12", large, ds, r.per_instance, o, "candidates/10&12"));
+  r.breakdowns.push_back(std::move(cands));
+  AssociationBreakdown ks{"k", "By number of associations (k)", "instances grouped by k", {}};
+  for (const auto& [k, members] : by_k) {
+    ks.groups.push_back(make_group(std::to_string(k), members, ds, r.per_instance, o, "k/" + std::to_string(k)));
+  }
+  r.breakdowns.push_back(std::move(ks));
+
+  // Association types: an instance is in a type's group when one of its gold associations has
+  // that type; recall is the share of the type's gold associations the predictions selected.
+  std::map<std::string, std::vector<std::size_t>> by_type;
+  std::map<std::string, std::pair<std::size_t, std::size_t>> hits;  // selected, total
+  for (std::size_t i : all) {
+    const auto& inst = ds.instances[i];
+    std::set<std::string> types;
+    std::set<std::string> picked(predictions[i].begin(), predictions[i].end());
+    for (const auto& g : inst.associations) {
+      auto it = inst.association_types.find(g);
+      if (it == inst.association_types.end()) continue;
+      for (const auto& t : it->second) {
+        types.insert(t);
+        hits[t].second += 1;
+        hits[t].first += picked.count(g);
+      }
+    }
+    for (const auto& t : types) by_type[t].push_back(i);
+  }
+  if (!by_type.empty()) {
+    AssociationBreakdown types{"association_type", "By association type",
+                               "an instance counts for a type when one of its gold associations "
+                               "has it; recall: share of that type's gold associations selected",
+                               {}};
+    for (const auto& [t, members] : by_type) {
+      auto g = make_group(t, members, ds, r.per_instance, o, "type/" + t);
+      g.recall = static_cast<double>(hits[t].first) / static_cast<double>(hits[t].second);
+      types.groups.push_back(std::move(g));
+    }
+    r.breakdowns.push_back(std::move(types));
+  }
+  return r;
+}
+
+}  // namespace winokit

@@ -1,0 +1,165 @@
+#include "winokit/association_solver.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "winokit/error.hpp"
+#include "winokit/files.hpp"
+#include "winokit/table.hpp"
+#include "winokit/text.hpp"
+
+namespace winokit {
+
+namespace fs = std::filesystem;
+
+std::string cue_prompt(const std::string& cue, const std::string& templ) {
+  const bool vowel = !cue.empty() && std::string("aeiouAEIOU").find(cue[0]) != std::string::npos;
+  std::string out = templ;
+  auto replace = [&](const std::string& key, const std::string& value) {
+    for (auto pos = out.find(key); pos != std::string::npos; pos = out.find(key, pos + value.size())) {
+      out.replace(pos, key.size(), value);
+    }
+  };
+  replace("{A}", vowel ? "An" : "A");
+  replace("{a}", vowel ? "an" : "a");
+  replace("{cue}", cue);
+  return out;
+}
+
+std::map<std::string, fs::path> resolve_candidate_images(const AssociationDataset& ds,
+                                                         const fs::path& dir) {
+  if (!fs::is_directory(dir)) throw IoError(dir.string() + ": not a folder", "pass the images folder with --images");
+  std::map<std::string, fs::path> found;
+  std::vector<std::string> missing;
+  for (const auto& inst : ds.instances) {
+    for (const auto& name : inst.candidates) {
+      if (found.count(name)) continue;
+      bool ok = false;
+      for (const char* ext : {".png", ".jpg", ".jpeg", ".webp", ".PNG", ".JPG", ".JPEG"}) {
+        fs::path p = dir / (name + ext);
+        if (fs::is_regular_file(p)) {
+          found[name] = p;
+          ok = true;
+          break;
+        }
+      }
+      if (!ok && std::find(missing.begin(), missing.end(), name) == missing.end()) missing.push_back(name);
+    }
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + ("'" + m + "'");
+    throw IoError(std::to_string(missing.size()) + " candidate image(s) not found in " + dir.string() +
+                      ": " + list,
+                  "each candidate needs <name>.png/.jpg/.jpeg/.webp");
+  }
+  return found;
+}
+
+std::map<std::string, std::string> load_candidate_captions(const std::string& file) {
+  Table t = read_table(read_file(file), file);
+  auto name = t.find_column({"image", "name", "image_name", "candidate"});
+  auto caption = t.find_column({"caption", "text", "description"});
+  if (!name || !caption) {
+    throw InputError({file, 1, ""}, "expected an image name column and a caption column");
+  }
+  std::map<std::string, std::string> out;
+  for (const auto& row : t.rows) {
+    if (!is_valid_utf8(row.cells[*caption])) throw InputError({file, row.line, t.header[*caption]}, "invalid UTF-8");
+    out[row.cells[*name]] = row.cells[*caption];
+  }
+  return out;
+}
+
+std::vector<std::string> select_top_k(const std::vector<std::string>& candidates,
+                                      const std::vector<double>& scores, int k) {
+  std::vector<std::size_t> order(candidates.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
+  std::vector<std::string> out;
+  for (int i = 0; i < k && i < static_cast<int>(order.size()); ++i) {
+    out.push_back(candidates[order[static_cast<std::size_t>(i)]]);
+  }
+  return out;
+}
+
+namespace {
+
+// Scores every (prompt, candidate) pair from embeddings and selects the top k.
+SolveResult solve(const ClipRuntime& rt, const AssociationDataset& ds,
+                  const std::map<std::string, std::size_t>& candidate_index,
+                  const std::vector<float>& candidate_embeds, const AssociationSolveOptions& o,
+                  SolveResult result) {
+  std::vector<std::string> prompts;
+  std::map<std::string, std::size_t> prompt_index;
+  for (const auto& inst : ds.instances) {
+    const std::string p = cue_prompt(inst.cue, o.prompt_template);
+    if (prompt_index.emplace(p, prompts.size()).second) prompts.push_back(p);
+  }
+  const auto text = embed_texts(rt, prompts, &result.stats);
+  const int dim = rt.model->config().embed_dim;
+  const double scale = rt.model->logit_scale_exp();
+  for (const auto& inst : ds.instances) {
+    const float* t = &text[prompt_index.at(cue_prompt(inst.cue, o.prompt_template)) * dim];
+    std::vector<double> s;
+    for (const auto& c : inst.candidates) {
+      s.push_back(clip_score(t, &candidate_embeds[candidate_index.at(c) * dim], dim, scale));
+    }
+    result.predictions.push_back(select_top_k(inst.candidates, s, inst.k()));
+    result.scores.push_back(std::move(s));
+  }
+  return result;
+}
+
+}  // namespace
+
+SolveResult solve_with_images(const ClipRuntime& rt, const AssociationDataset& ds,
+                              const std::map<std::string, fs::path>& images,
+                              const AssociationSolveOptions& o) {
+  std::vector<ImageRequest> requests;
+  std::map<std::string, std::size_t> index;
+  for (const auto& [name, path] : images) {
+    index[name] = requests.size();
+    const std::string file = path.string();
+    requests.push_back({name, [file, name] {
+                          ImageBytes b;
+                          b.name = name;
+                          b.source = file;
+                          b.bytes = read_file(file);
+                          b.format = sniff_image_format(b.bytes);
+                          return b;
+                        }});
+  }
+  SolveResult r;
+  const auto embeds = embed_images(rt, requests, &r.stats);
+  return solve(rt, ds, index, embeds, o, std::move(r));
+}
+
+SolveResult solve_with_captions(const ClipRuntime& rt, const AssociationDataset& ds,
+                                const std::map<std::string, std::string>& captions,
+                                const AssociationSolveOptions& o) {
+  std::vector<std::string> texts, missing;
+  std::map<std::string, std::size_t> index;
+  for (const auto& inst : ds.instances) {
+    for (const auto& c : inst.candidates) {
+      if (index.count(c)) continue;
+      auto it = captions.find(c);
+      if (it == captions.end()) {
+        if (std::find(missing.begin(), missing.end(), c) == missing.end()) missing.push_back(c);
+        continue;
+      }
+      index[c] = texts.size();
+      texts.push_back(it->second);
+    }
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + ("'" + m + "'");
+    throw UsageError(std::to_string(missing.size()) + " candidate(s) have no caption: " + list);
+  }
+  SolveResult r;
+  const auto embeds = embed_texts(rt, texts, &r.stats);
+  return solve(rt, ds, index, embeds, o, std::move(r));
+}
+
+}  // namespace winokit
