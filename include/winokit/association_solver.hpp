@@ -35,7 +35,9 @@ std::map<std::string, std::string> load_candidate_captions(const std::string& fi
 
 struct SolveResult {
   std::vector<std::vector<std::string>> predictions;
-  std::vector<std::vector<double>> scores;  // per instance, per candidate (candidate order)
+  std::vector<std::vector<double>> scores;        // per instance, per candidate (candidate order)
+  std::vector<std::vector<float>> prompt_embeds;  // per instance
+  std::map<std::string, std::vector<float>> candidate_embeds;  // per candidate name
   EmbedStats stats;
 };
 

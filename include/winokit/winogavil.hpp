@@ -33,7 +33,7 @@ struct AssociationInstance {
   std::vector<std::string> associations;  // gold, a subset of candidates
   std::optional<double> solvers_jaccard_mean, solvers_jaccard_std, fool_the_ai;
   std::map<std::string, std::vector<std::string>> association_types;  // candidate -> types
-  std::size_t row = 0;  // index into the table's rows
+  std::size_t row = 0;                                                // index into the table's rows
   int k() const { return static_cast<int>(associations.size()); }
   int n() const { return static_cast<int>(candidates.size()); }
 };
@@ -72,9 +72,9 @@ struct AssociationOptions {
 struct AssociationGroup {
   std::string name;
   std::size_t n = 0;
-  double mean = 0;            // mean Jaccard of the predictions, in [0, 1]
-  Interval interval;          // seeded bootstrap percentile
-  double chance = 0;          // mean expected Jaccard of a random k-subset
+  double mean = 0;              // mean Jaccard of the predictions, in [0, 1]
+  Interval interval;            // seeded bootstrap percentile
+  double chance = 0;            // mean expected Jaccard of a random k-subset
   std::optional<double> human;  // mean solvers_jaccard_mean where given
   std::size_t human_n = 0;
   std::optional<double> recall;  // association types only: share of gold of that type selected

@@ -33,7 +33,8 @@ std::optional<std::vector<std::string>> parse_name_list(std::string_view cell) {
   std::size_t i = 1;
   const std::size_t end = cell.size() - 1;
   while (i < end) {
-    while (i < end && (cell[i] == ' ' || cell[i] == ',')) ++i;
+    while (i < end && (cell[i] == ' ' || cell[i] == ','))
+      ++i;
     if (i >= end) break;
     const char quote = cell[i];
     if (quote != '\'' && quote != '"') return std::nullopt;
@@ -57,7 +58,8 @@ std::optional<double> optional_number(const Table& t, const TableRow& row,
   if (!col || trim(row.cells[*col]).empty()) return std::nullopt;
   auto v = parse_double(row.cells[*col]);
   if (!v || !std::isfinite(*v)) {
-    throw InputError({t.file, row.line, t.header[*col]}, "not a finite number: '" + row.cells[*col] + "'");
+    throw InputError({t.file, row.line, t.header[*col]},
+                     "not a finite number: '" + row.cells[*col] + "'");
   }
   return v;
 }
@@ -91,7 +93,8 @@ AssociationDataset parse_winogavil(const std::string& text, const std::string& f
     if (!c) throw InputError({file, 1, name}, "column missing from the header");
     return *c;
   };
-  const std::size_t c_cand = need("candidates"), c_cue = need("cue"), c_assoc = need("associations");
+  const std::size_t c_cand = need("candidates"), c_cue = need("cue"),
+                    c_assoc = need("associations");
   const auto c_id = col("ID"), c_k = col("num_associations"), c_n = col("num_candidates"),
              c_mean = col("solvers_jaccard_mean"), c_std = col("solvers_jaccard_std"),
              c_fool = col("score_fool_the_ai"), c_types = col("annotations_label");
@@ -103,7 +106,8 @@ AssociationDataset parse_winogavil(const std::string& text, const std::string& f
     inst.line = row.line;
     inst.id = c_id ? std::string(trim(row.cells[*c_id])) : std::to_string(r);
     if (inst.id.empty()) throw InputError({file, row.line, "ID"}, "empty id");
-    if (!ids.insert(inst.id).second) throw InputError({file, row.line, "ID"}, "duplicate id " + inst.id);
+    if (!ids.insert(inst.id).second)
+      throw InputError({file, row.line, "ID"}, "duplicate id " + inst.id);
     inst.cue = std::string(trim(row.cells[c_cue]));
     if (inst.cue.empty()) throw InputError({file, row.line, "cue"}, "empty cue");
     auto cands = parse_name_list(row.cells[c_cand]);
@@ -129,16 +133,16 @@ AssociationDataset parse_winogavil(const std::string& text, const std::string& f
       auto k = parse_int(row.cells[*c_k]);
       if (!k || *k != inst.k()) {
         throw InputError({file, row.line, "num_associations"},
-                         "'" + row.cells[*c_k] + "' disagrees with the " + std::to_string(inst.k()) +
-                             " associations listed");
+                         "'" + row.cells[*c_k] + "' disagrees with the " +
+                             std::to_string(inst.k()) + " associations listed");
       }
     }
     if (c_n) {
       auto n = parse_int(row.cells[*c_n]);
       if (!n || *n != inst.n()) {
         throw InputError({file, row.line, "num_candidates"},
-                         "'" + row.cells[*c_n] + "' disagrees with the " + std::to_string(inst.n()) +
-                             " candidates listed");
+                         "'" + row.cells[*c_n] + "' disagrees with the " +
+                             std::to_string(inst.n()) + " candidates listed");
       }
     }
     inst.solvers_jaccard_mean = optional_number(t, row, c_mean);
@@ -163,7 +167,8 @@ void load_association_types(AssociationDataset& ds, const std::string& file) {
     throw InputError({file, 1, ""}, "expected the columns ID and annotations_label");
   }
   std::map<std::string, AssociationInstance*> by_id;
-  for (auto& inst : ds.instances) by_id[inst.id] = &inst;
+  for (auto& inst : ds.instances)
+    by_id[inst.id] = &inst;
   for (const auto& row : t.rows) {
     auto it = by_id.find(std::string(trim(row.cells[*c_id])));
     if (it == by_id.end()) {
@@ -176,7 +181,8 @@ void load_association_types(AssociationDataset& ds, const std::string& file) {
 double jaccard(const std::vector<std::string>& a, const std::vector<std::string>& b) {
   std::set<std::string> sa(a.begin(), a.end()), sb(b.begin(), b.end());
   std::size_t inter = 0;
-  for (const auto& x : sa) inter += sb.count(x);
+  for (const auto& x : sa)
+    inter += sb.count(x);
   const std::size_t uni = sa.size() + sb.size() - inter;
   return uni == 0 ? 1.0 : static_cast<double>(inter) / static_cast<double>(uni);
 }
@@ -199,14 +205,14 @@ std::vector<std::vector<std::string>> predictions_from_column(const AssociationD
                                                               const std::string& column) {
   auto c = ds.table.find_column({column});
   if (!c) {
-    throw InputError({ds.file, 1, column}, "no such column",
-                     "prediction columns here: " + [&] {
-                       std::string list;
-                       for (const auto& h : ds.table.header) {
-                         if (h.find("prediction") != std::string::npos) list += (list.empty() ? "" : ", ") + h;
-                       }
-                       return list.empty() ? std::string("none") : list;
-                     }());
+    throw InputError(
+        {ds.file, 1, column}, "no such column", "prediction columns here: " + [&] {
+          std::string list;
+          for (const auto& h : ds.table.header) {
+            if (h.find("prediction") != std::string::npos) list += (list.empty() ? "" : ", ") + h;
+          }
+          return list.empty() ? std::string("none") : list;
+        }());
   }
   std::vector<std::vector<std::string>> out;
   for (const auto& inst : ds.instances) {

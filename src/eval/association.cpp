@@ -16,7 +16,8 @@ Interval bootstrap_mean_interval(const std::vector<double>& values, std::size_t 
   std::vector<double> means(resamples);
   for (auto& m : means) {
     double s = 0;
-    for (std::uint32_t i = 0; i < n; ++i) s += values[rng.below(n)];
+    for (std::uint32_t i = 0; i < n; ++i)
+      s += values[rng.below(n)];
     m = s / n;
   }
   std::sort(means.begin(), means.end());
@@ -45,7 +46,8 @@ AssociationGroup make_group(const std::string& name, const std::vector<std::size
   }
   if (g.n == 0) return g;
   double sum = 0;
-  for (double v : values) sum += v;
+  for (double v : values)
+    sum += v;
   g.mean = sum / static_cast<double>(g.n);
   g.chance = chance / static_cast<double>(g.n);
   if (g.human_n) g.human = human / static_cast<double>(g.human_n);
@@ -80,7 +82,8 @@ AssociationResult evaluate_associations(const AssociationDataset& ds,
     if (inst.n() == 5 || inst.n() == 6) small.push_back(i);
     if (inst.n() == 10 || inst.n() == 12) large.push_back(i);
   }
-  AssociationBreakdown cands{"candidates", "By number of candidates",
+  AssociationBreakdown cands{"candidates",
+                             "By number of candidates",
                              "instances grouped by their number of candidates; 5&6 and 10&12 as "
                              "in the paper's tables",
                              {}};
@@ -88,12 +91,15 @@ AssociationResult evaluate_associations(const AssociationDataset& ds,
     cands.groups.push_back(make_group(std::to_string(n), members, ds, r.per_instance, o,
                                       "candidates/" + std::to_string(n)));
   }
-  if (!small.empty()) cands.groups.push_back(make_group("5&6", small, ds, r.per_instance, o, "candidates/5&6"));
-  if (!large.empty()) cands.groups.push_back(make_group("10&12", large, ds, r.per_instance, o, "candidates/10&12"));
+  if (!small.empty())
+    cands.groups.push_back(make_group("5&6", small, ds, r.per_instance, o, "candidates/5&6"));
+  if (!large.empty())
+    cands.groups.push_back(make_group("10&12", large, ds, r.per_instance, o, "candidates/10&12"));
   r.breakdowns.push_back(std::move(cands));
   AssociationBreakdown ks{"k", "By number of associations (k)", "instances grouped by k", {}};
   for (const auto& [k, members] : by_k) {
-    ks.groups.push_back(make_group(std::to_string(k), members, ds, r.per_instance, o, "k/" + std::to_string(k)));
+    ks.groups.push_back(
+        make_group(std::to_string(k), members, ds, r.per_instance, o, "k/" + std::to_string(k)));
   }
   r.breakdowns.push_back(std::move(ks));
 
@@ -114,10 +120,12 @@ AssociationResult evaluate_associations(const AssociationDataset& ds,
         hits[t].first += picked.count(g);
       }
     }
-    for (const auto& t : types) by_type[t].push_back(i);
+    for (const auto& t : types)
+      by_type[t].push_back(i);
   }
   if (!by_type.empty()) {
-    AssociationBreakdown types{"association_type", "By association type",
+    AssociationBreakdown types{"association_type",
+                               "By association type",
                                "an instance counts for a type when one of its gold associations "
                                "has it; recall: share of that type's gold associations selected",
                                {}};

@@ -16,7 +16,8 @@ std::string cue_prompt(const std::string& cue, const std::string& templ) {
   const bool vowel = !cue.empty() && std::string("aeiouAEIOU").find(cue[0]) != std::string::npos;
   std::string out = templ;
   auto replace = [&](const std::string& key, const std::string& value) {
-    for (auto pos = out.find(key); pos != std::string::npos; pos = out.find(key, pos + value.size())) {
+    for (auto pos = out.find(key); pos != std::string::npos;
+         pos = out.find(key, pos + value.size())) {
       out.replace(pos, key.size(), value);
     }
   };
@@ -28,7 +29,8 @@ std::string cue_prompt(const std::string& cue, const std::string& templ) {
 
 std::map<std::string, fs::path> resolve_candidate_images(const AssociationDataset& ds,
                                                          const fs::path& dir) {
-  if (!fs::is_directory(dir)) throw IoError(dir.string() + ": not a folder", "pass the images folder with --images");
+  if (!fs::is_directory(dir))
+    throw IoError(dir.string() + ": not a folder", "pass the images folder with --images");
   std::map<std::string, fs::path> found;
   std::vector<std::string> missing;
   for (const auto& inst : ds.instances) {
@@ -43,14 +45,16 @@ std::map<std::string, fs::path> resolve_candidate_images(const AssociationDatase
           break;
         }
       }
-      if (!ok && std::find(missing.begin(), missing.end(), name) == missing.end()) missing.push_back(name);
+      if (!ok && std::find(missing.begin(), missing.end(), name) == missing.end())
+        missing.push_back(name);
     }
   }
   if (!missing.empty()) {
     std::string list;
-    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + ("'" + m + "'");
-    throw IoError(std::to_string(missing.size()) + " candidate image(s) not found in " + dir.string() +
-                      ": " + list,
+    for (const auto& m : missing)
+      list += (list.empty() ? "" : ", ") + ("'" + m + "'");
+    throw IoError(std::to_string(missing.size()) + " candidate image(s) not found in " +
+                      dir.string() + ": " + list,
                   "each candidate needs <name>.png/.jpg/.jpeg/.webp");
   }
   return found;
@@ -65,7 +69,8 @@ std::map<std::string, std::string> load_candidate_captions(const std::string& fi
   }
   std::map<std::string, std::string> out;
   for (const auto& row : t.rows) {
-    if (!is_valid_utf8(row.cells[*caption])) throw InputError({file, row.line, t.header[*caption]}, "invalid UTF-8");
+    if (!is_valid_utf8(row.cells[*caption]))
+      throw InputError({file, row.line, t.header[*caption]}, "invalid UTF-8");
     out[row.cells[*name]] = row.cells[*caption];
   }
   return out;
@@ -75,7 +80,8 @@ std::vector<std::string> select_top_k(const std::vector<std::string>& candidates
                                       const std::vector<double>& scores, int k) {
   std::vector<std::size_t> order(candidates.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
   std::vector<std::string> out;
   for (int i = 0; i < k && i < static_cast<int>(order.size()); ++i) {
     out.push_back(candidates[order[static_cast<std::size_t>(i)]]);
@@ -107,6 +113,12 @@ SolveResult solve(const ClipRuntime& rt, const AssociationDataset& ds,
     }
     result.predictions.push_back(select_top_k(inst.candidates, s, inst.k()));
     result.scores.push_back(std::move(s));
+    result.prompt_embeds.emplace_back(t, t + dim);
+  }
+  for (const auto& [name, i] : candidate_index) {
+    result.candidate_embeds[name] =
+        std::vector<float>(candidate_embeds.begin() + static_cast<std::ptrdiff_t>(i * dim),
+                           candidate_embeds.begin() + static_cast<std::ptrdiff_t>((i + 1) * dim));
   }
   return result;
 }
@@ -154,7 +166,8 @@ SolveResult solve_with_captions(const ClipRuntime& rt, const AssociationDataset&
   }
   if (!missing.empty()) {
     std::string list;
-    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + ("'" + m + "'");
+    for (const auto& m : missing)
+      list += (list.empty() ? "" : ", ") + ("'" + m + "'");
     throw UsageError(std::to_string(missing.size()) + " candidate(s) have no caption: " + list);
   }
   SolveResult r;

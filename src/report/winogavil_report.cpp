@@ -10,7 +10,9 @@ namespace winokit {
 
 using nlohmann::json;
 
-int truncated_percent(double p) { return static_cast<int>(std::floor(p * 100.0 + 1e-9)); }
+int truncated_percent(double p) {
+  return static_cast<int>(std::floor(p * 100.0 + 1e-9));
+}
 
 std::string chance_definition() {
   return "chance: the exact expected Jaccard index of a uniformly random k-subset of the n "
@@ -19,7 +21,9 @@ std::string chance_definition() {
 
 namespace {
 
-std::string pct1(double p) { return percent(p, 1); }
+std::string pct1(double p) {
+  return percent(p, 1);
+}
 
 std::string row(const AssociationGroup& g) {
   std::ostringstream s;
@@ -36,8 +40,10 @@ json group_json(const AssociationGroup& g) {
             {"n", g.n},
             {"mean_jaccard_percent", g.mean * 100},
             {"truncated_percent", truncated_percent(g.mean)},
-            {"interval", {{"low", g.interval.low * 100}, {"high", g.interval.high * 100},
-                          {"method", "seeded bootstrap percentile"}}},
+            {"interval",
+             {{"low", g.interval.low * 100},
+              {"high", g.interval.high * 100},
+              {"method", "seeded bootstrap percentile"}}},
             {"chance_percent", g.chance * 100},
             {"human_percent", g.human ? json(*g.human * 100) : json(nullptr)},
             {"human_n", g.human_n}};
@@ -50,37 +56,44 @@ json group_json(const AssociationGroup& g) {
 std::string markdown_associations(const AssociationResult& r, const std::string& model) {
   std::ostringstream md;
   const int level = static_cast<int>(r.options.confidence * 100 + 0.5);
-  const std::string head = "| Group | N | " + model + " (%) | truncated | " + std::to_string(level) +
-                           "% bootstrap | Random chance (%) | Humans (%) |";
+  const std::string head = "| Group | N | " + model + " (%) | truncated | " +
+                           std::to_string(level) + "% bootstrap | Random chance (%) | Humans (%) |";
   md << "## WinoGAViL: " << model << " (N = " << r.overall.n << ")\n\n"
-     << head << "\n|---|---:|---:|---:|---:|---:|---:|\n" << row(r.overall);
+     << head << "\n|---|---:|---:|---:|---:|---:|---:|\n"
+     << row(r.overall);
   for (const auto& b : r.breakdowns) {
     const bool types = b.key == "association_type";
-    md << "\n### " << b.title << "\n\nGrouping: " << b.note << ".\n\n" << head
-       << (types ? " Recall (%) |" : "") << "\n|---|---:|---:|---:|---:|---:|---:|"
+    md << "\n### " << b.title << "\n\nGrouping: " << b.note << ".\n\n"
+       << head << (types ? " Recall (%) |" : "") << "\n|---|---:|---:|---:|---:|---:|---:|"
        << (types ? "---:|" : "") << "\n";
-    for (const auto& g : b.groups) md << row(g);
+    for (const auto& g : b.groups)
+      md << row(g);
   }
   md << "\nMean Jaccard index between the selected and the gold associations, as a percentage; "
         "truncated: the integer part, as the published tables print it. Humans: the file's "
         "solvers_jaccard_mean. "
      << chance_definition() << ". Intervals: seeded bootstrap over instances ("
-     << r.options.bootstrap_resamples << " resamples, seed " << r.options.seed << ", percentile).\n";
+     << r.options.bootstrap_resamples << " resamples, seed " << r.options.seed
+     << ", percentile).\n";
   return md.str();
 }
 
-json json_associations(const AssociationResult& r, const std::string& model, const json& provenance) {
+json json_associations(const AssociationResult& r, const std::string& model,
+                       const json& provenance) {
   json breakdowns = json::array();
   for (const auto& b : r.breakdowns) {
     json groups = json::array();
-    for (const auto& g : b.groups) groups.push_back(group_json(g));
-    breakdowns.push_back({{"key", b.key}, {"title", b.title}, {"grouping", b.note}, {"groups", groups}});
+    for (const auto& g : b.groups)
+      groups.push_back(group_json(g));
+    breakdowns.push_back(
+        {{"key", b.key}, {"title", b.title}, {"grouping", b.note}, {"groups", groups}});
   }
   return {{"model", model},
           {"provenance", provenance},
-          {"methods", {{"metric", "mean Jaccard index, percent"},
-                       {"chance", chance_definition()},
-                       {"interval", "seeded bootstrap over instances, percentile"}}},
+          {"methods",
+           {{"metric", "mean Jaccard index, percent"},
+            {"chance", chance_definition()},
+            {"interval", "seeded bootstrap over instances, percentile"}}},
           {"overall", group_json(r.overall)},
           {"breakdowns", breakdowns}};
 }
@@ -98,7 +111,8 @@ std::string csv_associations(const AssociationResult& r) {
   };
   line("overall", r.overall);
   for (const auto& b : r.breakdowns) {
-    for (const auto& g : b.groups) line(b.key, g);
+    for (const auto& g : b.groups)
+      line(b.key, g);
   }
   return out.str();
 }
@@ -131,13 +145,14 @@ std::string html_associations(const AssociationResult& r, const std::string& mod
          "<th>Chance</th><th>Humans</th></tr>";
     for (const auto& g : groups) {
       b << "<tr><td>" << html_escape(g.name) << "</td><td>" << g.n << "</td><td>" << pct1(g.mean)
-        << "</td><td>" << interval_text(g.interval, 1) << "</td><td>" << pct1(g.chance) << "</td><td>"
-        << (g.human ? pct1(*g.human) : "-") << "</td></tr>";
+        << "</td><td>" << interval_text(g.interval, 1) << "</td><td>" << pct1(g.chance)
+        << "</td><td>" << (g.human ? pct1(*g.human) : "-") << "</td></tr>";
     }
     b << "</table>";
   };
   table("Overall", {r.overall});
-  for (const auto& bd : r.breakdowns) table(bd.title, bd.groups);
+  for (const auto& bd : r.breakdowns)
+    table(bd.title, bd.groups);
   b << "<p>" << html_escape(chance_definition()) << " (dashed lines).</p><h2>Provenance</h2><pre>"
     << html_escape(provenance.dump(2)) << "</pre></body></html>\n";
   return b.str();
@@ -154,16 +169,24 @@ std::string predictions_csv(const AssociationDataset& ds,
   std::vector<std::string> header = ds.table.header;
   if (!existing_pred) header.push_back(pred_col);
   if (!existing_jac) header.push_back(jac_col);
-  for (std::size_t i = 0; i < header.size(); ++i) out << (i ? "," : "") << csv_escape(header[i]);
+  for (std::size_t i = 0; i < header.size(); ++i)
+    out << (i ? "," : "") << csv_escape(header[i]);
   out << "\n";
   for (std::size_t i = 0; i < ds.instances.size(); ++i) {
     std::vector<std::string> cells = ds.table.rows[ds.instances[i].row].cells;
     char jac[32];
     std::snprintf(jac, sizeof jac, "%.6g", r.per_instance[i]);
     const std::string pred = json(predictions[i]).dump();
-    if (existing_pred) cells[*existing_pred] = pred; else cells.push_back(pred);
-    if (existing_jac) cells[*existing_jac] = jac; else cells.push_back(jac);
-    for (std::size_t c = 0; c < cells.size(); ++c) out << (c ? "," : "") << csv_escape(cells[c]);
+    if (existing_pred)
+      cells[*existing_pred] = pred;
+    else
+      cells.push_back(pred);
+    if (existing_jac)
+      cells[*existing_jac] = jac;
+    else
+      cells.push_back(jac);
+    for (std::size_t c = 0; c < cells.size(); ++c)
+      out << (c ? "," : "") << csv_escape(cells[c]);
     out << "\n";
   }
   return out.str();

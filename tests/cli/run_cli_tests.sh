@@ -127,6 +127,31 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
   [ ! -e never2.json ] && ok "nothing written when an image is bad" || not_ok "nothing written when an image is bad"
   rm badimg/images/ex_2_img_0.png
   expect "missing image names it" 3 "image 'ex_2_img_0': not found" -- "$WINOKIT" eval --data badimg --model "$HFM" --bootstrap 10
+  # --- WinoGAViL: SWOW instances from a small graph, solved zero-shot, re-scored, supervised ---
+  mkdir -p wg/images
+  i=0
+  for w in sun moon star sea sand tree leaf dog cat fish rock snow "ice cream" fire rain wolf owl; do
+    cp "syn/images/ex_$((i % 35))_img_$((i % 2)).png" "wg/images/$w.png"; i=$((i + 1))
+  done
+  printf 'cue,R1,R2,R3\nsky,sun,moon,star\nbeach,sea,sand,sun\nforest,tree,leaf,owl\npet,dog,cat,fish\nwinter,snow,ice cream,fire\nnight,moon,owl,wolf\nstorm,rain,sea,rock\n' > wg/swow.csv
+  expect "swow generates instances" 0 "wrote 7 instances" -- "$WINOKIT" swow --graph wg/swow.csv --images wg/images --out wg/inst.csv --seed 3
+  expect "winogavil zero-shot with a model" 0 "\| All \| 7 \| [0-9]+\.[0-9] \| [0-9]+ \|" -- "$WINOKIT" winogavil --data wg/inst.csv --model "$HFM" --images wg/images --name tiny --bootstrap 200 --predictions-out wg/pred.csv --json wg/r.json --html wg/r.html --csv wg/r.csv
+  [ -s wg/r.html ] && [ -s wg/r.csv ] && grep -q '"chance_percent"' wg/r.json && ok "winogavil outputs" || not_ok "winogavil outputs"
+  want=$(grep -o '| All | 7 | [0-9.]* |' <("$WINOKIT" winogavil --data wg/inst.csv --model "$HFM" --images wg/images --name tiny --bootstrap 200))
+  got=$(grep -o '| All | 7 | [0-9.]* |' <("$WINOKIT" winogavil --data wg/pred.csv --predictions-column tiny_predictions --bootstrap 200))
+  [ -n "$want" ] && [ "$want" = "$got" ] && ok "re-scoring the written predictions reproduces the model's row" || not_ok "predictions round trip" "$want vs $got"
+  expect "text-only solving from captions" 0 "\| All \| 7 \|" -- "$WINOKIT" winogavil --data wg/inst.csv --model "$HFM" --captions <(printf 'image,caption\n'; for w in sun moon star sea sand tree leaf dog cat fish rock snow "ice cream" fire rain wolf owl; do echo "$w,a photo of $w"; done) --bootstrap 100
+  expect "too few images for disjoint splits is an error" 2 "image-disjoint" -- "$WINOKIT" winogavil --data wg/inst.csv --model "$HFM" --images wg/images --supervised --epochs 1 --bootstrap 100
+  mkdir -p wg2/images
+  printf 'cue,R1,R2,R3\n' > wg2/swow.csv
+  for c in $(seq 0 59); do
+    printf 'cue%02d,w%02da,w%02db,w%02dc\n' "$c" "$c" "$c" "$c" >> wg2/swow.csv
+    for s2 in a b c; do cp "syn/images/ex_$((c % 35))_img_0.png" "wg2/images/w$(printf %02d "$c")$s2.png"; done
+  done
+  "$WINOKIT" swow --graph wg2/swow.csv --images wg2/images --out wg2/inst.csv --seed 1 --candidates 5 >/dev/null
+  expect "supervised baseline" 0 "Test Jaccard, mean \+- standard deviation over seeds" -- "$WINOKIT" winogavil --data wg2/inst.csv --model "$HFM" --images wg2/images --supervised --epochs 2 --bootstrap 100
+  mv "wg/images/owl.png" wg/owl.png; mv "wg/images/ice cream.png" wg/ic.png
+  expect "every missing image is listed" 3 "2 candidate image\(s\) not found.*'ice cream'.*'owl'|2 candidate image\(s\) not found.*'owl'.*'ice cream'" -- "$WINOKIT" winogavil --data wg/inst.csv --model "$HFM" --images wg/images
 else
   echo "skip - golden checkpoints not found beside the checkout"
 fi
@@ -134,7 +159,7 @@ fi
 # --- demo and help ---
 expect "demo runs end to end" 0 "winokit eval --data" -- "$WINOKIT" demo --out demo --count 21
 [ -s demo/compare.html ] && [ -s demo/oracle.html ] && ok "demo wrote reports" || not_ok "demo reports"
-for sub in eval compare synth demo embed score bench; do
+for sub in eval compare synth demo embed score bench winogavil swow; do
   expect "help: $sub" 0 "Usage|OPTIONS" -- "$WINOKIT" "$sub" --help
 done
 expect "version" 0 "winokit 0\." -- "$WINOKIT" --version

@@ -1,11 +1,14 @@
 // winokit winogavil: score WinoGAViL associations (a model zero-shot, or a predictions column).
 #include <iostream>
+#include <sstream>
 
 #include "commands.hpp"
 #include "common.hpp"
 #include "winokit/association_solver.hpp"
 #include "winokit/error.hpp"
 #include "winokit/files.hpp"
+#include "winokit/supervised.hpp"
+#include "winokit/swow.hpp"
 #include "winokit/version.hpp"
 #include "winokit/winogavil_report.hpp"
 
@@ -14,19 +17,29 @@ namespace winokit::cli {
 namespace {
 
 struct WinogavilFlags {
-  std::string data, images, captions, column, name, types, json, csv, html, markdown, predictions_out;
+  std::string data, images, captions, column, name, types, json, csv, html, markdown,
+      predictions_out;
   std::string prompt_template = "{A} {cue}";
   std::uint64_t seed = 0;
   std::size_t bootstrap = 10000;
   double confidence = 0.95;
   bool quiet = false;
+  bool supervised = false;
+  int epochs = 7;
   ModelFlags model;
+};
+
+struct SwowFlags {
+  std::string graph, images, out;
+  SwowOptions options;
 };
 
 int run(const WinogavilFlags& f) {
   const bool with_model = !f.model.model.empty();
   if (with_model == !f.column.empty()) {
-    throw UsageError("give either --model DIR (with --images DIR or --captions CSV) or --predictions-column NAME");
+    throw UsageError(
+        "give either --model DIR (with --images DIR or --captions CSV) or --predictions-column "
+        "NAME");
   }
   if (with_model && f.images.empty() == f.captions.empty()) {
     throw UsageError("with --model, give exactly one of --images DIR or --captions CSV");
@@ -36,15 +49,62 @@ int run(const WinogavilFlags& f) {
   std::vector<std::vector<std::string>> predictions;
   std::string model_name_ = f.name;
   nlohmann::json source;
+  std::string supervised_md;
+  nlohmann::json supervised_json;
+  if (f.supervised && !with_model) throw UsageError("--supervised needs --model");
   if (with_model) {
     if (model_name_.empty()) model_name_ = model_name(f.model.model);
     ClipRuntime rt = f.model.load();
     AssociationSolveOptions so;
     so.prompt_template = f.prompt_template;
-    SolveResult solved = f.images.empty()
-                             ? solve_with_captions(rt, ds, load_candidate_captions(f.captions), so)
-                             : solve_with_images(rt, ds, resolve_candidate_images(ds, f.images), so);
+    SolveResult solved =
+        f.images.empty() ? solve_with_captions(rt, ds, load_candidate_captions(f.captions), so)
+                         : solve_with_images(rt, ds, resolve_candidate_images(ds, f.images), so);
     predictions = std::move(solved.predictions);
+    if (f.supervised) {
+      SupervisedOptions so2;
+      so2.epochs = f.epochs;
+      SupervisedResult sup =
+          run_supervised(ds, solved.prompt_embeds, solved.candidate_embeds, predictions, so2);
+      char line[256];
+      std::ostringstream md;
+      md << "\n### Supervised baseline (" << sup.runs.size()
+         << " seeds)\n\nSplits: " << sup.split_method
+         << ", 80/10/10; MLP over [cue text embedding, image embedding], hidden " << so2.hidden
+         << ", Adam lr " << so2.learning_rate << ", batch " << so2.batch_size << ", " << so2.epochs
+         << " epochs, the epoch with the best validation Jaccard.\n\n"
+         << "| Seed | Train | Validation | Test | Dropped | Best epoch | Supervised (%) | "
+            "Zero-shot (%) |\n"
+         << "|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+      nlohmann::json runs = nlohmann::json::array();
+      for (const auto& r : sup.runs) {
+        std::snprintf(line, sizeof line, "| %llu | %zu | %zu | %zu | %zu | %d | %.1f | %.1f |\n",
+                      static_cast<unsigned long long>(r.seed), r.train, r.validation, r.test,
+                      r.dropped, r.best_epoch, r.test_jaccard * 100, r.zero_shot_jaccard * 100);
+        md << line;
+        runs.push_back({{"seed", r.seed},
+                        {"train", r.train},
+                        {"validation", r.validation},
+                        {"test", r.test},
+                        {"dropped", r.dropped},
+                        {"best_epoch", r.best_epoch},
+                        {"supervised_percent", r.test_jaccard * 100},
+                        {"zero_shot_percent", r.zero_shot_jaccard * 100}});
+      }
+      std::snprintf(
+          line, sizeof line,
+          "\nTest Jaccard, mean +- standard deviation over seeds: supervised %.1f +- %.1f, "
+          "zero-shot on the same test instances %.1f +- %.1f.\n",
+          sup.mean * 100, sup.stddev * 100, sup.zero_shot_mean * 100, sup.zero_shot_std * 100);
+      md << line;
+      supervised_md = md.str();
+      supervised_json = {{"split_method", sup.split_method},
+                         {"runs", runs},
+                         {"supervised_mean_percent", sup.mean * 100},
+                         {"supervised_std_percent", sup.stddev * 100},
+                         {"zero_shot_mean_percent", sup.zero_shot_mean * 100},
+                         {"zero_shot_std_percent", sup.zero_shot_std * 100}};
+    }
     source = rt.describe();
     source["prompt_template"] = f.prompt_template;
     source["candidates"] = f.images.empty() ? "captions (text tower)" : "images";
@@ -69,19 +129,25 @@ int run(const WinogavilFlags& f) {
   o.bootstrap_resamples = f.bootstrap;
   o.confidence = f.confidence;
   AssociationResult r = evaluate_associations(ds, predictions, o);
-  nlohmann::json provenance = {{"tool", "winokit"},
-                               {"version", kVersion},
-                               {"data", {{"file", ds.file}, {"sha256", ds.sha256}, {"n", ds.instances.size()}}},
-                               {"predictions", source},
-                               {"options", {{"seed", o.seed}, {"bootstrap_resamples", o.bootstrap_resamples},
-                                            {"confidence", o.confidence}}}};
-  const std::string md = markdown_associations(r, model_name_);
+  nlohmann::json provenance = {
+      {"tool", "winokit"},
+      {"version", kVersion},
+      {"data", {{"file", ds.file}, {"sha256", ds.sha256}, {"n", ds.instances.size()}}},
+      {"predictions", source},
+      {"options",
+       {{"seed", o.seed},
+        {"bootstrap_resamples", o.bootstrap_resamples},
+        {"confidence", o.confidence}}}};
+  const std::string md = markdown_associations(r, model_name_) + supervised_md;
   OutputSet out;
-  if (!f.json.empty()) out.add(f.json, json_associations(r, model_name_, provenance).dump(2) + "\n");
+  nlohmann::json report = json_associations(r, model_name_, provenance);
+  if (!supervised_json.is_null()) report["supervised"] = supervised_json;
+  if (!f.json.empty()) out.add(f.json, report.dump(2) + "\n");
   if (!f.csv.empty()) out.add(f.csv, csv_associations(r));
   if (!f.html.empty()) out.add(f.html, html_associations(r, model_name_, provenance));
   if (!f.markdown.empty()) out.add(f.markdown, md);
-  if (!f.predictions_out.empty()) out.add(f.predictions_out, predictions_csv(ds, predictions, r, model_name_));
+  if (!f.predictions_out.empty())
+    out.add(f.predictions_out, predictions_csv(ds, predictions, r, model_name_));
   out.commit();
   if (!f.quiet && f.markdown.empty()) std::cout << md;
   return 0;
@@ -92,14 +158,18 @@ int run(const WinogavilFlags& f) {
 void add_winogavil(CLI::App& app, int& exit_code) {
   auto f = std::make_shared<WinogavilFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "winogavil", "WinoGAViL associations: Jaccard scores of a model (zero-shot) or of a predictions column");
+      "winogavil",
+      "WinoGAViL associations: Jaccard scores of a model (zero-shot) or of a predictions column");
   cmd->add_option("--data", f->data, "WinoGAViL CSV (published layout)")->required();
   cmd->add_option("--images", f->images, "Folder of candidate images (<name>.<ext>)");
   cmd->add_option("--captions", f->captions, "Text-only solving: CSV of image name -> caption");
-  cmd->add_option("--predictions-column", f->column, "Score a predictions column of the CSV instead of a model");
+  cmd->add_option("--predictions-column", f->column,
+                  "Score a predictions column of the CSV instead of a model");
   cmd->add_option("--name", f->name, "Model name in the reports and the predictions CSV columns");
-  cmd->add_option("--types", f->types, "Association types: CSV with ID and annotations_label columns");
-  cmd->add_option("--template", f->prompt_template, "Prompt: {A}/{a} article, {cue}")->capture_default_str();
+  cmd->add_option("--types", f->types,
+                  "Association types: CSV with ID and annotations_label columns");
+  cmd->add_option("--template", f->prompt_template, "Prompt: {A}/{a} article, {cue}")
+      ->capture_default_str();
   cmd->add_option("--json", f->json, "Write the JSON report");
   cmd->add_option("--csv", f->csv, "Write the CSV report");
   cmd->add_option("--html", f->html, "Write the HTML report");
@@ -107,13 +177,46 @@ void add_winogavil(CLI::App& app, int& exit_code) {
   cmd->add_option("--predictions-out", f->predictions_out,
                   "Write the input CSV with <model>_predictions and <model>_jaccard columns");
   cmd->add_option("--seed", f->seed, "Bootstrap seed")->capture_default_str();
-  cmd->add_option("--bootstrap", f->bootstrap, "Bootstrap resamples")->capture_default_str()
+  cmd->add_option("--bootstrap", f->bootstrap, "Bootstrap resamples")
+      ->capture_default_str()
       ->check(CLI::Range(std::size_t{2}, std::size_t{10'000'000}));
-  cmd->add_option("--confidence", f->confidence, "Interval level")->capture_default_str()
+  cmd->add_option("--confidence", f->confidence, "Interval level")
+      ->capture_default_str()
       ->check(CLI::Range(0.5, 0.9999));
   cmd->add_flag("--quiet", f->quiet, "Do not print the tables");
+  cmd->add_flag(
+      "--supervised", f->supervised,
+      "Also train and report the supervised baseline (five seeds) on the model's embeddings");
+  cmd->add_option("--epochs", f->epochs, "Supervised baseline epochs")->capture_default_str();
   f->model.add_to(*cmd, /*required=*/false);
   cmd->callback([f, &exit_code] { exit_code = guarded([&] { return run(*f); }); });
+
+  auto s = std::make_shared<SwowFlags>();
+  CLI::App* swow = app.add_subcommand(
+      "swow", "Generate WinoGAViL-style instances from a Small World of Words association graph");
+  swow->add_option("--graph", s->graph, "SWOW CSV: cue,R1,R2,R3 or cue,response,strength")
+      ->required();
+  swow->add_option("--images", s->images, "Folder of candidate images (<name>.<ext>)")->required();
+  swow->add_option("--out", s->out, "Output CSV in the WinoGAViL layout")->required();
+  swow->add_option("--count", s->options.max_instances, "At most this many instances")
+      ->capture_default_str();
+  swow->add_option("--seed", s->options.seed, "Seed")->capture_default_str();
+  swow->add_option("--candidates", s->options.candidate_counts, "Candidate counts to draw from")
+      ->capture_default_str()
+      ->delimiter(',');
+  swow->callback([s, &exit_code] {
+    exit_code = guarded([&] {
+      std::size_t made = 0;
+      std::string csv =
+          generate_swow_instances(load_swow(s->graph), image_names(s->images), s->options, &made);
+      if (made == 0)
+        throw UsageError("no cue has enough associations with images",
+                         "check the graph and the images folder");
+      write_file_atomic(s->out, csv);
+      std::cout << "wrote " << made << " instances to " << s->out << "\n";
+      return 0;
+    });
+  });
 }
 
 }  // namespace winokit::cli

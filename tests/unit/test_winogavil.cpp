@@ -1,0 +1,181 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "test_util.hpp"
+#include "winokit/association_solver.hpp"
+#include "winokit/error.hpp"
+#include "winokit/supervised.hpp"
+#include "winokit/swow.hpp"
+#include "winokit/winogavil.hpp"
+#include "winokit/winogavil_report.hpp"
+
+namespace winokit {
+namespace {
+
+const std::string kCsv =
+    "candidates,cue,associations,score_fool_the_ai,num_associations,num_candidates,"
+    "solvers_jaccard_mean,solvers_jaccard_std,ID,clip_vit_32_predictions\n"
+    "\"[\"\"eagle\"\", \"\"teepee\"\", \"\"factory\"\", \"\"metal\"\", \"\"ash\"\"]\",bald,"
+    "\"[\"\"eagle\"\", \"\"ash\"\"]\",0,2,5,1.0,0.0,0,\"['eagle', 'metal']\"\n"
+    "\"['rose', 'splinter', 'cat', 'dog', 'sun', 'moon', 'ice cream', 'x', 'y', 'z']\",thorn,"
+    "\"['rose', 'splinter', 'cat']\",50,3,10,0.8,0.1,7,\"['rose', 'splinter', 'cat']\"\n";
+
+TEST(WinoGAViL, ReadsThePublishedLayoutByHeaderName) {
+  auto ds = parse_winogavil(kCsv, "wg.csv");
+  ASSERT_EQ(ds.instances.size(), 2u);
+  EXPECT_EQ(ds.instances[0].cue, "bald");
+  EXPECT_EQ(ds.instances[0].candidates.size(), 5u);
+  EXPECT_EQ(ds.instances[1].id, "7");
+  EXPECT_EQ(ds.instances[1].candidates[6], "ice cream");
+  EXPECT_EQ(*ds.instances[1].solvers_jaccard_mean, 0.8);
+  // ID first and extra columns: same instances.
+  auto moved = parse_winogavil("ID,extra,cue,associations,candidates\n3,x,bald,\"[\"\"a\"\"]\",\"[\"\"a\"\", \"\"b\"\"]\"\n", "m.csv");
+  EXPECT_EQ(moved.instances[0].id, "3");
+  EXPECT_EQ(moved.instances[0].k(), 1);
+}
+
+TEST(WinoGAViL, BadRowsNameFileLineAndColumn) {
+  const std::string head = "candidates,cue,associations,num_associations\n";
+  struct Case {
+    std::string row, expect;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"\"[\"\"a\"\", \"\"b\"\"]\",x,\"[\"\"c\"\"]\",1", "w.csv:2: field 'associations': 'c' is not a candidate"},
+           {"\"[\"\"a\"\", \"\"b\"\"]\",x,\"[\"\"a\"\"]\",2", "field 'num_associations': '2' disagrees"},
+           {"not a list,x,\"[\"\"a\"\"]\",1", "field 'candidates': expected a non-empty list"},
+           {"\"[\"\"a\"\", \"\"a\"\"]\",x,\"[\"\"a\"\"]\",1", "a candidate appears twice"},
+       }) {
+    try {
+      parse_winogavil(head + c.row + "\n", "w.csv");
+      ADD_FAILURE() << c.row;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.expect), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(parse_winogavil("cue,associations\nx,[]\n", "w.csv"), InputError);  // no candidates column
+}
+
+TEST(WinoGAViL, NameListsJsonOrPython) {
+  EXPECT_EQ(*parse_name_list(R"(["a", "b c"])"), (std::vector<std::string>{"a", "b c"}));
+  EXPECT_EQ(*parse_name_list(R"(['a', "it's", 'x\'y'])"), (std::vector<std::string>{"a", "it's", "x'y"}));
+  EXPECT_TRUE(parse_name_list("[]")->empty());
+  EXPECT_FALSE(parse_name_list("a, b"));
+  EXPECT_FALSE(parse_name_list("[1, 2]"));
+}
+
+TEST(WinoGAViL, JaccardAndExactChanceAgainstEnumeration) {
+  EXPECT_DOUBLE_EQ(jaccard({"a", "b"}, {"b", "c"}), 1.0 / 3.0);
+  EXPECT_DOUBLE_EQ(jaccard({"a"}, {"a"}), 1.0);
+  for (int n : {5, 6, 10, 12}) {
+    for (int k = 1; k <= std::min(n, 5); ++k) {
+      // Enumerate every k-subset of n against the gold set {0..k-1}.
+      double total = 0, count = 0;
+      for (unsigned mask = 0; mask < (1u << n); ++mask) {
+        if (__builtin_popcount(mask) != k) continue;
+        const int inter = __builtin_popcount(mask & ((1u << k) - 1));
+        total += static_cast<double>(inter) / (2 * k - inter);
+        ++count;
+      }
+      EXPECT_NEAR(expected_random_jaccard(n, k), total / count, 1e-12) << n << " " << k;
+    }
+  }
+}
+
+TEST(WinoGAViL, MetricsBreakdownsHumansAndPredictionsCsv) {
+  auto ds = parse_winogavil(kCsv, "wg.csv");
+  auto preds = predictions_from_column(ds, "clip_vit_32_predictions");
+  AssociationOptions o;
+  o.bootstrap_resamples = 200;
+  auto r = evaluate_associations(ds, preds, o);
+  EXPECT_NEAR(r.overall.mean, (1.0 / 3.0 + 1.0) / 2, 1e-12);
+  EXPECT_NEAR(*r.overall.human, 0.9, 1e-12);
+  EXPECT_NEAR(r.overall.chance, (expected_random_jaccard(5, 2) + expected_random_jaccard(10, 3)) / 2, 1e-12);
+  const auto& cands = r.breakdowns[0];
+  std::set<std::string> names;
+  for (const auto& g : cands.groups) names.insert(g.name);
+  EXPECT_EQ(names, (std::set<std::string>{"5", "10", "5&6", "10&12"}));
+  EXPECT_EQ(truncated_percent(0.41), 41);
+  EXPECT_EQ(truncated_percent(0.419), 41);
+  std::string md = markdown_associations(r, "clip_vit_32");
+  EXPECT_NE(md.find("| All | 2 | 66.7 | 66 |"), std::string::npos) << md;
+  // The predictions CSV is the input plus two columns, and reads back to the same predictions.
+  auto out = parse_winogavil(predictions_csv(ds, preds, r, "mine"), "out.csv");
+  EXPECT_EQ(predictions_from_column(out, "mine_predictions"), preds);
+  EXPECT_EQ(out.table.header.back(), "mine_jaccard");
+  EXPECT_THROW(predictions_from_column(ds, "nope"), InputError);
+}
+
+TEST(Solver, PromptArticleAndTopKTies) {
+  EXPECT_EQ(cue_prompt("eagle", "{A} {cue}"), "An eagle");
+  EXPECT_EQ(cue_prompt("bald", "{A} {cue}"), "A bald");
+  EXPECT_EQ(cue_prompt("Owl", "a photo of {a} {cue}"), "a photo of an Owl");
+  EXPECT_EQ(select_top_k({"a", "b", "c", "d"}, {0.5, 0.9, 0.9, 0.1}, 2), (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(select_top_k({"a", "b", "c"}, {1, 1, 1}, 2), (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(Supervised, AnalyticGradientMatchesFiniteDifferences) {
+  Mlp mlp(6, 5, 3);
+  std::vector<float> x = {0.1f, -0.4f, 0.3f, 0.9f, -0.2f, 0.5f, -0.7f, 0.2f, 0.4f, -0.1f, 0.6f, 0.3f};
+  std::vector<float> y = {1.0f, 0.0f};
+  std::vector<double> g;
+  mlp.loss_and_gradient(x, y, 2, g);
+  std::vector<double> ignored;
+  constexpr double kStep = 1e-6;
+  for (std::size_t i = 0; i < mlp.parameters().size(); ++i) {
+    const double saved = mlp.parameters()[i];
+    mlp.parameters()[i] = saved + kStep;
+    const double up = mlp.loss_and_gradient(x, y, 2, ignored);
+    mlp.parameters()[i] = saved - kStep;
+    const double down = mlp.loss_and_gradient(x, y, 2, ignored);
+    mlp.parameters()[i] = saved;
+    EXPECT_NEAR(g[i], (up - down) / (2 * kStep), 1e-6) << "parameter " << i;
+  }
+}
+
+TEST(Supervised, LearnsASeparableProblem) {
+  Mlp mlp(2, 8, 1);
+  std::vector<float> x, y;
+  for (int i = 0; i < 64; ++i) {
+    const float a = static_cast<float>(i % 8) / 8 - 0.5f, b = static_cast<float>(i / 8) / 8 - 0.5f;
+    x.push_back(a);
+    x.push_back(b);
+    y.push_back(a + b > 0 ? 1.0f : 0.0f);
+  }
+  double first = mlp.train_batch(x, y, 64, 1e-2), last = first;
+  for (int s = 0; s < 300; ++s) last = mlp.train_batch(x, y, 64, 1e-2);
+  EXPECT_LT(last, first / 3);
+}
+
+TEST(Swow, GeneratesValidDeterministicInstances) {
+  test::TempDir dir;
+  std::string graph = "cue,R1,R2,R3\n";
+  const std::vector<std::string> words = {"sun", "moon", "star", "sea", "sand", "tree", "leaf", "dog",
+                                          "cat", "fish", "rock", "snow", "ice cream", "fire", "rain"};
+  graph += "sky,sun,moon,star\nbeach,sea,sand,sun\nforest,tree,leaf,rain\npet,dog,cat,fish\n"
+           "winter,snow,ice cream,fire\nempty,nothing,NA,\n";
+  auto g = dir.write("swow.csv", graph);
+  for (const auto& w : words) dir.write("images/" + w + ".png", "x");
+  SwowOptions o;
+  o.seed = 4;
+  std::size_t made = 0;
+  const std::string csv = generate_swow_instances(load_swow(g.string()), image_names(dir.path() / "images"), o, &made);
+  EXPECT_EQ(made, 5u);  // "empty" has no association with an image
+  EXPECT_EQ(csv, generate_swow_instances(load_swow(g.string()), image_names(dir.path() / "images"), o));
+  auto ds = parse_winogavil(csv, "swow-instances.csv");
+  auto sw = load_swow(g.string());
+  for (const auto& inst : ds.instances) {
+    EXPECT_TRUE(inst.n() == 5 || inst.n() == 6);
+    EXPECT_GE(inst.k(), 2);
+    EXPECT_LE(inst.k(), 4);
+    for (const auto& c : inst.candidates) {
+      const bool gold = std::find(inst.associations.begin(), inst.associations.end(), c) != inst.associations.end();
+      EXPECT_EQ(gold, sw.associated(inst.cue, c)) << inst.cue << " / " << c;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace winokit
