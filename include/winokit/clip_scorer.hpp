@@ -53,6 +53,9 @@ struct ImageRequest {
   std::function<ImageBytes()> read;
 };
 
+// A request that reads an image file (named `name`, or its path when empty).
+ImageRequest image_file_request(const std::string& path, std::string name = {});
+
 struct EmbedStats {
   std::size_t images_computed = 0, images_cached = 0, texts_computed = 0, texts_cached = 0;
   std::size_t cache_corrupt = 0;

@@ -57,7 +57,7 @@ struct SupervisedRun {
 
 struct SupervisedResult {
   std::vector<SupervisedRun> runs;
-  double mean = 0, stddev = 0;                  // supervised test Jaccard over seeds
+  double mean = 0, stddev = 0;                   // supervised test Jaccard over seeds
   double zero_shot_mean = 0, zero_shot_std = 0;  // zero-shot on the same test sets
   std::string split_method;
 };

@@ -75,13 +75,16 @@ std::set<std::string> image_names(const fs::path& dir) {
 
 std::string generate_swow_instances(const SwowGraph& graph, const std::set<std::string>& names,
                                     const SwowOptions& o, std::size_t* generated) {
-  if (o.min_associations < 1 || o.max_associations < o.min_associations || o.candidate_counts.empty()) {
+  if (o.min_associations < 1 || o.max_associations < o.min_associations ||
+      o.candidate_counts.empty()) {
     throw UsageError("swow: inconsistent association or candidate counts");
   }
   Rng rng(derive_seed(o.seed, "swow"));
   std::vector<std::string> cues;
-  for (const auto& [cue, responses] : graph.forward) cues.push_back(cue);
-  for (std::size_t i = cues.size(); i > 1; --i) std::swap(cues[i - 1], cues[rng.below(static_cast<std::uint32_t>(i))]);
+  for (const auto& [cue, responses] : graph.forward)
+    cues.push_back(cue);
+  for (std::size_t i = cues.size(); i > 1; --i)
+    std::swap(cues[i - 1], cues[rng.below(static_cast<std::uint32_t>(i))]);
   std::vector<std::string> pool(names.begin(), names.end());
   std::string out =
       "candidates,cue,associations,score_fool_the_ai,num_associations,num_candidates,"
@@ -97,8 +100,11 @@ std::string generate_swow_instances(const SwowGraph& graph, const std::set<std::
     std::sort(assoc.begin(), assoc.end());
     if (static_cast<int>(assoc.size()) < o.min_associations) continue;
     const int most = std::min<int>(o.max_associations, static_cast<int>(assoc.size()));
-    const int k = o.min_associations + static_cast<int>(rng.below(static_cast<std::uint32_t>(most - o.min_associations + 1)));
-    const int n = o.candidate_counts[rng.below(static_cast<std::uint32_t>(o.candidate_counts.size()))];
+    const int k =
+        o.min_associations +
+        static_cast<int>(rng.below(static_cast<std::uint32_t>(most - o.min_associations + 1)));
+    const int n =
+        o.candidate_counts[rng.below(static_cast<std::uint32_t>(o.candidate_counts.size()))];
     if (n <= k) continue;
     std::vector<std::string> distractors;
     for (const auto& name : pool) {
@@ -106,11 +112,13 @@ std::string generate_swow_instances(const SwowGraph& graph, const std::set<std::
     }
     if (static_cast<int>(distractors.size()) < n - k) continue;
     std::vector<std::string> gold, candidates;
-    for (int i = 0; i < k; ++i) gold.push_back(assoc[static_cast<std::size_t>(i)].second);
+    for (int i = 0; i < k; ++i)
+      gold.push_back(assoc[static_cast<std::size_t>(i)].second);
     candidates = gold;
     for (int i = 0; i < n - k; ++i) {  // partial Fisher-Yates
-      const std::size_t j = static_cast<std::size_t>(i) +
-                            rng.below(static_cast<std::uint32_t>(distractors.size() - static_cast<std::size_t>(i)));
+      const std::size_t j =
+          static_cast<std::size_t>(i) +
+          rng.below(static_cast<std::uint32_t>(distractors.size() - static_cast<std::size_t>(i)));
       std::swap(distractors[static_cast<std::size_t>(i)], distractors[j]);
       candidates.push_back(distractors[static_cast<std::size_t>(i)]);
     }

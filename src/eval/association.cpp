@@ -11,14 +11,16 @@ namespace winokit {
 Interval bootstrap_mean_interval(const std::vector<double>& values, std::size_t resamples,
                                  double confidence, std::uint64_t seed) {
   if (values.empty() || resamples < 2) return {};
-  Rng rng(seed);
   const auto n = static_cast<std::uint32_t>(values.size());
   std::vector<double> means(resamples);
-  for (auto& m : means) {
+  // One stream per resample: the result does not depend on the number of threads.
+#pragma omp parallel for schedule(static)
+  for (std::size_t b = 0; b < resamples; ++b) {
+    Rng rng(derive_seed(seed, "resample/" + std::to_string(b)));
     double s = 0;
     for (std::uint32_t i = 0; i < n; ++i)
       s += values[rng.below(n)];
-    m = s / n;
+    means[b] = s / n;
   }
   std::sort(means.begin(), means.end());
   const double alpha = 1 - confidence;

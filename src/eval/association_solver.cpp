@@ -132,15 +132,7 @@ SolveResult solve_with_images(const ClipRuntime& rt, const AssociationDataset& d
   std::map<std::string, std::size_t> index;
   for (const auto& [name, path] : images) {
     index[name] = requests.size();
-    const std::string file = path.string();
-    requests.push_back({name, [file, name] {
-                          ImageBytes b;
-                          b.name = name;
-                          b.source = file;
-                          b.bytes = read_file(file);
-                          b.format = sniff_image_format(b.bytes);
-                          return b;
-                        }});
+    requests.push_back(image_file_request(path.string(), name));
   }
   SolveResult r;
   const auto embeds = embed_images(rt, requests, &r.stats);

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "winokit/error.hpp"
+#include "winokit/files.hpp"
 #include "winokit/image.hpp"
 
 namespace winokit {
@@ -72,6 +73,18 @@ nlohmann::json ClipRuntime::describe() const {
           {"precision", "float32"},
           {"threads", compute_threads()},
           {"batch_size", options.batch_size}};
+}
+
+ImageRequest image_file_request(const std::string& path, std::string name) {
+  if (name.empty()) name = path;
+  return {name, [path, name] {
+            ImageBytes b;
+            b.name = name;
+            b.source = path;
+            b.bytes = read_file(path);
+            b.format = sniff_image_format(b.bytes);
+            return b;
+          }};
 }
 
 double clip_score(const float* text, const float* image, int dim, double logit_scale_exp) {

@@ -18,10 +18,13 @@ Mlp::Mlp(int inputs, int hidden, std::uint64_t seed) : in_(inputs), hidden_(hidd
   v_.assign(n, 0.0);
   Rng rng(derive_seed(seed, "mlp"));
   // PyTorch's nn.Linear default: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weights and biases.
-  const double a1 = 1.0 / std::sqrt(static_cast<double>(inputs)), a2 = 1.0 / std::sqrt(static_cast<double>(hidden));
+  const double a1 = 1.0 / std::sqrt(static_cast<double>(inputs)),
+               a2 = 1.0 / std::sqrt(static_cast<double>(hidden));
   std::size_t p = 0;
-  for (; p < static_cast<std::size_t>(hidden) * inputs + hidden; ++p) params_[p] = (2 * rng.uniform() - 1) * a1;
-  for (; p < n; ++p) params_[p] = (2 * rng.uniform() - 1) * a2;
+  for (; p < static_cast<std::size_t>(hidden) * inputs + hidden; ++p)
+    params_[p] = (2 * rng.uniform() - 1) * a1;
+  for (; p < n; ++p)
+    params_[p] = (2 * rng.uniform() - 1) * a2;
 }
 
 std::vector<double> Mlp::predict(const std::vector<float>& x, int rows) const {
@@ -36,7 +39,8 @@ std::vector<double> Mlp::predict(const std::vector<float>& x, int rows) const {
     for (int h = 0; h < hidden_; ++h) {
       double a = b1[h];
       const double* wh = w1 + static_cast<std::size_t>(h) * in_;
-      for (int i = 0; i < in_; ++i) a += wh[i] * xr[i];
+      for (int i = 0; i < in_; ++i)
+        a += wh[i] * xr[i];
       if (a > 0) z += w2[h] * a;
     }
     out[static_cast<std::size_t>(r)] = 1.0 / (1.0 + std::exp(-z));
@@ -62,7 +66,8 @@ double Mlp::loss_and_gradient(const std::vector<float>& x, const std::vector<flo
     for (int h = 0; h < hidden_; ++h) {
       double s = b1[h];
       const double* wh = w1 + static_cast<std::size_t>(h) * in_;
-      for (int i = 0; i < in_; ++i) s += wh[i] * xr[i];
+      for (int i = 0; i < in_; ++i)
+        s += wh[i] * xr[i];
       a[static_cast<std::size_t>(h)] = s > 0 ? s : 0;
       z += w2[h] * a[static_cast<std::size_t>(h)];
     }
@@ -78,13 +83,15 @@ double Mlp::loss_and_gradient(const std::vector<float>& x, const std::vector<flo
       const double da = dz * w2[h];
       g_b1[h] += da;
       double* gh = g_w1 + static_cast<std::size_t>(h) * in_;
-      for (int i = 0; i < in_; ++i) gh[i] += da * xr[i];
+      for (int i = 0; i < in_; ++i)
+        gh[i] += da * xr[i];
     }
   }
   return loss / rows;
 }
 
-double Mlp::train_batch(const std::vector<float>& x, const std::vector<float>& y, int rows, double lr) {
+double Mlp::train_batch(const std::vector<float>& x, const std::vector<float>& y, int rows,
+                        double lr) {
   constexpr double kBeta1 = 0.9, kBeta2 = 0.999, kEps = 1e-8;
   std::vector<double> g;
   const double loss = loss_and_gradient(x, y, rows, g);
@@ -109,7 +116,8 @@ std::vector<int> split_instances(const AssociationDataset& ds, const SupervisedO
   std::vector<std::size_t> parent(n);
   std::iota(parent.begin(), parent.end(), 0);
   auto find = [&](std::size_t a) {
-    while (parent[a] != a) a = parent[a] = parent[parent[a]];
+    while (parent[a] != a)
+      a = parent[a] = parent[parent[a]];
     return a;
   };
   std::map<std::string, std::size_t> owner;
@@ -120,18 +128,22 @@ std::vector<int> split_instances(const AssociationDataset& ds, const SupervisedO
     }
   }
   std::map<std::size_t, std::vector<std::size_t>> components;
-  for (std::size_t i = 0; i < n; ++i) components[find(i)].push_back(i);
+  for (std::size_t i = 0; i < n; ++i)
+    components[find(i)].push_back(i);
   std::vector<int> split(n, 0);  // 0 train, 1 validation, 2 test, -1 dropped
   dropped = 0;
   const double test_share = 1 - o.train_share - o.validation_share;
   std::size_t largest = 0;
-  for (const auto& [root, members] : components) largest = std::max(largest, members.size());
+  for (const auto& [root, members] : components)
+    largest = std::max(largest, members.size());
   Rng rng(derive_seed(seed, "split"));
   if (static_cast<double>(largest) <= o.train_share * static_cast<double>(n)) {
     method = "connected components of instances sharing an image, assigned whole";
     std::vector<const std::vector<std::size_t>*> order;
-    for (const auto& [root, members] : components) order.push_back(&members);
-    for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(static_cast<std::uint32_t>(i))]);
+    for (const auto& [root, members] : components)
+      order.push_back(&members);
+    for (std::size_t i = order.size(); i > 1; --i)
+      std::swap(order[i - 1], order[rng.below(static_cast<std::uint32_t>(i))]);
     std::size_t test = 0, val = 0;
     for (const auto* members : order) {
       int s = 0;
@@ -142,7 +154,8 @@ std::vector<int> split_instances(const AssociationDataset& ds, const SupervisedO
         s = 1;
         val += members->size();
       }
-      for (std::size_t i : *members) split[i] = s;
+      for (std::size_t i : *members)
+        split[i] = s;
     }
     return split;
   }
@@ -152,7 +165,8 @@ std::vector<int> split_instances(const AssociationDataset& ds, const SupervisedO
   method = "greedy image-disjoint assignment in a seeded order; instances spanning splits dropped";
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
-  for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng.below(static_cast<std::uint32_t>(i))]);
+  for (std::size_t i = n; i > 1; --i)
+    std::swap(order[i - 1], order[rng.below(static_cast<std::uint32_t>(i))]);
   const double shares[3] = {o.train_share, o.validation_share, test_share};
   std::size_t filled[3] = {0, 0, 0};
   std::map<std::string, int> image_split;
@@ -173,7 +187,8 @@ std::vector<int> split_instances(const AssociationDataset& ds, const SupervisedO
     } else {
       double worst = 1e300;
       for (int k = 2; k >= 0; --k) {  // test first on ties
-        const double fill = static_cast<double>(filled[k]) / (shares[k] * static_cast<double>(n) + 1e-9);
+        const double fill =
+            static_cast<double>(filled[k]) / (shares[k] * static_cast<double>(n) + 1e-9);
         if (fill < worst) {
           worst = fill;
           s = k;
@@ -182,7 +197,8 @@ std::vector<int> split_instances(const AssociationDataset& ds, const SupervisedO
     }
     split[i] = s;
     ++filled[s];
-    for (const auto& c : ds.instances[i].candidates) image_split[c] = s;
+    for (const auto& c : ds.instances[i].candidates)
+      image_split[c] = s;
   }
   return split;
 }
@@ -190,10 +206,12 @@ std::vector<int> split_instances(const AssociationDataset& ds, const SupervisedO
 std::vector<float> features(const std::vector<float>& text, const std::vector<float>& image) {
   auto normalised = [](const std::vector<float>& v) {
     double s = 0;
-    for (float x : v) s += static_cast<double>(x) * x;
+    for (float x : v)
+      s += static_cast<double>(x) * x;
     const double inv = s > 0 ? 1.0 / std::sqrt(s) : 0.0;
     std::vector<float> out(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i) out[i] = static_cast<float>(v[i] * inv);
+    for (std::size_t i = 0; i < v.size(); ++i)
+      out[i] = static_cast<float>(v[i] * inv);
     return out;
   };
   std::vector<float> f = normalised(text);
@@ -206,7 +224,8 @@ double mean_jaccard(const AssociationDataset& ds, const std::vector<std::size_t>
                     const std::vector<std::vector<std::string>>& preds) {
   if (members.empty()) return 0;
   double s = 0;
-  for (std::size_t i : members) s += jaccard(preds[i], ds.instances[i].associations);
+  for (std::size_t i : members)
+    s += jaccard(preds[i], ds.instances[i].associations);
   return s / static_cast<double>(members.size());
 }
 
@@ -224,7 +243,8 @@ SupervisedResult run_supervised(const AssociationDataset& ds,
   // Features of every (instance, candidate) pair.
   std::vector<std::vector<std::vector<float>>> pair(ds.instances.size());
   for (std::size_t i = 0; i < ds.instances.size(); ++i) {
-    for (const auto& c : ds.instances[i].candidates) pair[i].push_back(features(text[i], image.at(c)));
+    for (const auto& c : ds.instances[i].candidates)
+      pair[i].push_back(features(text[i], image.at(c)));
   }
   SupervisedResult result;
   for (std::uint64_t seed : o.seeds) {
@@ -240,14 +260,16 @@ SupervisedResult run_supervised(const AssociationDataset& ds,
     run.test = members[2].size();
     if (members[0].empty() || members[2].empty()) {
       throw UsageError("too few instances for image-disjoint train and test splits (train " +
-                           std::to_string(run.train) + ", validation " + std::to_string(run.validation) +
-                           ", test " + std::to_string(run.test) + ", dropped " + std::to_string(run.dropped) +
-                           " of " + std::to_string(ds.instances.size()) + ")",
+                           std::to_string(run.train) + ", validation " +
+                           std::to_string(run.validation) + ", test " + std::to_string(run.test) +
+                           ", dropped " + std::to_string(run.dropped) + " of " +
+                           std::to_string(ds.instances.size()) + ")",
                        "more instances, or instances that share fewer images, are needed");
     }
     std::vector<std::pair<std::size_t, std::size_t>> examples;  // (instance, candidate)
     for (std::size_t i : members[0]) {
-      for (std::size_t c = 0; c < pair[i].size(); ++c) examples.emplace_back(i, c);
+      for (std::size_t c = 0; c < pair[i].size(); ++c)
+        examples.emplace_back(i, c);
     }
     Mlp mlp(dim, o.hidden, seed);
     Rng rng(derive_seed(seed, "batches"));
@@ -255,7 +277,8 @@ SupervisedResult run_supervised(const AssociationDataset& ds,
       std::vector<std::vector<std::string>> preds(ds.instances.size());
       for (std::size_t i : which) {
         std::vector<float> x;
-        for (const auto& f : pair[i]) x.insert(x.end(), f.begin(), f.end());
+        for (const auto& f : pair[i])
+          x.insert(x.end(), f.begin(), f.end());
         auto p = mlp.predict(x, static_cast<int>(pair[i].size()));
         preds[i] = select_top_k(ds.instances[i].candidates, p, ds.instances[i].k());
       }
@@ -264,16 +287,18 @@ SupervisedResult run_supervised(const AssociationDataset& ds,
     std::vector<double> best_params = mlp.parameters();
     double best_val = -1;
     for (int epoch = 1; epoch <= o.epochs; ++epoch) {
-      for (std::size_t i = examples.size(); i > 1; --i) std::swap(examples[i - 1], examples[rng.below(static_cast<std::uint32_t>(i))]);
+      for (std::size_t i = examples.size(); i > 1; --i)
+        std::swap(examples[i - 1], examples[rng.below(static_cast<std::uint32_t>(i))]);
       for (std::size_t b = 0; b < examples.size(); b += static_cast<std::size_t>(o.batch_size)) {
-        const std::size_t end = std::min(examples.size(), b + static_cast<std::size_t>(o.batch_size));
+        const std::size_t end =
+            std::min(examples.size(), b + static_cast<std::size_t>(o.batch_size));
         std::vector<float> x, y;
         for (std::size_t e = b; e < end; ++e) {
           const auto [i, c] = examples[e];
           x.insert(x.end(), pair[i][c].begin(), pair[i][c].end());
           const auto& inst = ds.instances[i];
-          y.push_back(std::find(inst.associations.begin(), inst.associations.end(), inst.candidates[c]) !=
-                              inst.associations.end()
+          y.push_back(std::find(inst.associations.begin(), inst.associations.end(),
+                                inst.candidates[c]) != inst.associations.end()
                           ? 1.0f
                           : 0.0f);
         }
@@ -294,14 +319,17 @@ SupervisedResult run_supervised(const AssociationDataset& ds,
   }
   auto mean_std = [&](auto get, double& mean, double& sd) {
     mean = 0;
-    for (const auto& r : result.runs) mean += get(r);
+    for (const auto& r : result.runs)
+      mean += get(r);
     mean /= static_cast<double>(result.runs.size());
     double ss = 0;
-    for (const auto& r : result.runs) ss += (get(r) - mean) * (get(r) - mean);
+    for (const auto& r : result.runs)
+      ss += (get(r) - mean) * (get(r) - mean);
     sd = result.runs.size() > 1 ? std::sqrt(ss / static_cast<double>(result.runs.size() - 1)) : 0.0;
   };
   mean_std([](const SupervisedRun& r) { return r.test_jaccard; }, result.mean, result.stddev);
-  mean_std([](const SupervisedRun& r) { return r.zero_shot_jaccard; }, result.zero_shot_mean, result.zero_shot_std);
+  mean_std([](const SupervisedRun& r) { return r.zero_shot_jaccard; }, result.zero_shot_mean,
+           result.zero_shot_std);
   return result;
 }
 

@@ -6,6 +6,7 @@
 
 #include "test_util.hpp"
 #include "winokit/association_solver.hpp"
+#include "winokit/clip.hpp"
 #include "winokit/error.hpp"
 #include "winokit/supervised.hpp"
 #include "winokit/swow.hpp"
@@ -32,7 +33,9 @@ TEST(WinoGAViL, ReadsThePublishedLayoutByHeaderName) {
   EXPECT_EQ(ds.instances[1].candidates[6], "ice cream");
   EXPECT_EQ(*ds.instances[1].solvers_jaccard_mean, 0.8);
   // ID first and extra columns: same instances.
-  auto moved = parse_winogavil("ID,extra,cue,associations,candidates\n3,x,bald,\"[\"\"a\"\"]\",\"[\"\"a\"\", \"\"b\"\"]\"\n", "m.csv");
+  auto moved = parse_winogavil(
+      "ID,extra,cue,associations,candidates\n3,x,bald,\"[\"\"a\"\"]\",\"[\"\"a\"\", \"\"b\"\"]\"\n",
+      "m.csv");
   EXPECT_EQ(moved.instances[0].id, "3");
   EXPECT_EQ(moved.instances[0].k(), 1);
 }
@@ -43,8 +46,10 @@ TEST(WinoGAViL, BadRowsNameFileLineAndColumn) {
     std::string row, expect;
   };
   for (const Case& c : std::vector<Case>{
-           {"\"[\"\"a\"\", \"\"b\"\"]\",x,\"[\"\"c\"\"]\",1", "w.csv:2: field 'associations': 'c' is not a candidate"},
-           {"\"[\"\"a\"\", \"\"b\"\"]\",x,\"[\"\"a\"\"]\",2", "field 'num_associations': '2' disagrees"},
+           {"\"[\"\"a\"\", \"\"b\"\"]\",x,\"[\"\"c\"\"]\",1",
+            "w.csv:2: field 'associations': 'c' is not a candidate"},
+           {"\"[\"\"a\"\", \"\"b\"\"]\",x,\"[\"\"a\"\"]\",2",
+            "field 'num_associations': '2' disagrees"},
            {"not a list,x,\"[\"\"a\"\"]\",1", "field 'candidates': expected a non-empty list"},
            {"\"[\"\"a\"\", \"\"a\"\"]\",x,\"[\"\"a\"\"]\",1", "a candidate appears twice"},
        }) {
@@ -55,12 +60,14 @@ TEST(WinoGAViL, BadRowsNameFileLineAndColumn) {
       EXPECT_NE(std::string(e.what()).find(c.expect), std::string::npos) << e.what();
     }
   }
-  EXPECT_THROW(parse_winogavil("cue,associations\nx,[]\n", "w.csv"), InputError);  // no candidates column
+  EXPECT_THROW(parse_winogavil("cue,associations\nx,[]\n", "w.csv"),
+               InputError);  // no candidates column
 }
 
 TEST(WinoGAViL, NameListsJsonOrPython) {
   EXPECT_EQ(*parse_name_list(R"(["a", "b c"])"), (std::vector<std::string>{"a", "b c"}));
-  EXPECT_EQ(*parse_name_list(R"(['a', "it's", 'x\'y'])"), (std::vector<std::string>{"a", "it's", "x'y"}));
+  EXPECT_EQ(*parse_name_list(R"(['a', "it's", 'x\'y'])"),
+            (std::vector<std::string>{"a", "it's", "x'y"}));
   EXPECT_TRUE(parse_name_list("[]")->empty());
   EXPECT_FALSE(parse_name_list("a, b"));
   EXPECT_FALSE(parse_name_list("[1, 2]"));
@@ -92,10 +99,12 @@ TEST(WinoGAViL, MetricsBreakdownsHumansAndPredictionsCsv) {
   auto r = evaluate_associations(ds, preds, o);
   EXPECT_NEAR(r.overall.mean, (1.0 / 3.0 + 1.0) / 2, 1e-12);
   EXPECT_NEAR(*r.overall.human, 0.9, 1e-12);
-  EXPECT_NEAR(r.overall.chance, (expected_random_jaccard(5, 2) + expected_random_jaccard(10, 3)) / 2, 1e-12);
+  EXPECT_NEAR(r.overall.chance,
+              (expected_random_jaccard(5, 2) + expected_random_jaccard(10, 3)) / 2, 1e-12);
   const auto& cands = r.breakdowns[0];
   std::set<std::string> names;
-  for (const auto& g : cands.groups) names.insert(g.name);
+  for (const auto& g : cands.groups)
+    names.insert(g.name);
   EXPECT_EQ(names, (std::set<std::string>{"5", "10", "5&6", "10&12"}));
   EXPECT_EQ(truncated_percent(0.41), 41);
   EXPECT_EQ(truncated_percent(0.419), 41);
@@ -108,17 +117,34 @@ TEST(WinoGAViL, MetricsBreakdownsHumansAndPredictionsCsv) {
   EXPECT_THROW(predictions_from_column(ds, "nope"), InputError);
 }
 
+TEST(WinoGAViL, BootstrapIsSeededAndIndependentOfThreads) {
+  std::vector<double> v;
+  for (int i = 0; i < 500; ++i)
+    v.push_back((i % 7) / 6.0);
+  set_compute_threads(1);
+  auto one = bootstrap_mean_interval(v, 2000, 0.95, 9);
+  set_compute_threads(2);
+  auto two = bootstrap_mean_interval(v, 2000, 0.95, 9);
+  EXPECT_EQ(one.low, two.low);
+  EXPECT_EQ(one.high, two.high);
+  EXPECT_LT(one.low, 0.5);
+  EXPECT_GT(one.high, 0.5);
+  set_compute_threads(0);
+}
+
 TEST(Solver, PromptArticleAndTopKTies) {
   EXPECT_EQ(cue_prompt("eagle", "{A} {cue}"), "An eagle");
   EXPECT_EQ(cue_prompt("bald", "{A} {cue}"), "A bald");
   EXPECT_EQ(cue_prompt("Owl", "a photo of {a} {cue}"), "a photo of an Owl");
-  EXPECT_EQ(select_top_k({"a", "b", "c", "d"}, {0.5, 0.9, 0.9, 0.1}, 2), (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(select_top_k({"a", "b", "c", "d"}, {0.5, 0.9, 0.9, 0.1}, 2),
+            (std::vector<std::string>{"b", "c"}));
   EXPECT_EQ(select_top_k({"a", "b", "c"}, {1, 1, 1}, 2), (std::vector<std::string>{"a", "b"}));
 }
 
 TEST(Supervised, AnalyticGradientMatchesFiniteDifferences) {
   Mlp mlp(6, 5, 3);
-  std::vector<float> x = {0.1f, -0.4f, 0.3f, 0.9f, -0.2f, 0.5f, -0.7f, 0.2f, 0.4f, -0.1f, 0.6f, 0.3f};
+  std::vector<float> x = {0.1f,  -0.4f, 0.3f, 0.9f,  -0.2f, 0.5f,
+                          -0.7f, 0.2f,  0.4f, -0.1f, 0.6f,  0.3f};
   std::vector<float> y = {1.0f, 0.0f};
   std::vector<double> g;
   mlp.loss_and_gradient(x, y, 2, g);
@@ -145,25 +171,31 @@ TEST(Supervised, LearnsASeparableProblem) {
     y.push_back(a + b > 0 ? 1.0f : 0.0f);
   }
   double first = mlp.train_batch(x, y, 64, 1e-2), last = first;
-  for (int s = 0; s < 300; ++s) last = mlp.train_batch(x, y, 64, 1e-2);
+  for (int s = 0; s < 300; ++s)
+    last = mlp.train_batch(x, y, 64, 1e-2);
   EXPECT_LT(last, first / 3);
 }
 
 TEST(Swow, GeneratesValidDeterministicInstances) {
   test::TempDir dir;
   std::string graph = "cue,R1,R2,R3\n";
-  const std::vector<std::string> words = {"sun", "moon", "star", "sea", "sand", "tree", "leaf", "dog",
-                                          "cat", "fish", "rock", "snow", "ice cream", "fire", "rain"};
-  graph += "sky,sun,moon,star\nbeach,sea,sand,sun\nforest,tree,leaf,rain\npet,dog,cat,fish\n"
-           "winter,snow,ice cream,fire\nempty,nothing,NA,\n";
+  const std::vector<std::string> words = {"sun",  "moon", "star",      "sea",  "sand",
+                                          "tree", "leaf", "dog",       "cat",  "fish",
+                                          "rock", "snow", "ice cream", "fire", "rain"};
+  graph +=
+      "sky,sun,moon,star\nbeach,sea,sand,sun\nforest,tree,leaf,rain\npet,dog,cat,fish\n"
+      "winter,snow,ice cream,fire\nempty,nothing,NA,\n";
   auto g = dir.write("swow.csv", graph);
-  for (const auto& w : words) dir.write("images/" + w + ".png", "x");
+  for (const auto& w : words)
+    dir.write("images/" + w + ".png", "x");
   SwowOptions o;
   o.seed = 4;
   std::size_t made = 0;
-  const std::string csv = generate_swow_instances(load_swow(g.string()), image_names(dir.path() / "images"), o, &made);
+  const std::string csv =
+      generate_swow_instances(load_swow(g.string()), image_names(dir.path() / "images"), o, &made);
   EXPECT_EQ(made, 5u);  // "empty" has no association with an image
-  EXPECT_EQ(csv, generate_swow_instances(load_swow(g.string()), image_names(dir.path() / "images"), o));
+  EXPECT_EQ(csv,
+            generate_swow_instances(load_swow(g.string()), image_names(dir.path() / "images"), o));
   auto ds = parse_winogavil(csv, "swow-instances.csv");
   auto sw = load_swow(g.string());
   for (const auto& inst : ds.instances) {
@@ -171,7 +203,8 @@ TEST(Swow, GeneratesValidDeterministicInstances) {
     EXPECT_GE(inst.k(), 2);
     EXPECT_LE(inst.k(), 4);
     for (const auto& c : inst.candidates) {
-      const bool gold = std::find(inst.associations.begin(), inst.associations.end(), c) != inst.associations.end();
+      const bool gold = std::find(inst.associations.begin(), inst.associations.end(), c) !=
+                        inst.associations.end();
       EXPECT_EQ(gold, sw.associated(inst.cue, c)) << inst.cue << " / " << c;
     }
   }

@@ -24,17 +24,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-ImageRequest file_request(const std::string& path) {
-  return {path, [path] {
-            ImageBytes b;
-            b.name = path;
-            b.source = path;
-            b.bytes = read_file(path);
-            b.format = sniff_image_format(b.bytes);
-            return b;
-          }};
-}
-
 // ---- embed ----
 struct EmbedFlags {
   ModelFlags model;
@@ -68,7 +57,7 @@ int run_embed(const EmbedFlags& f) {
   }
   for (const auto& path : f.images) {
     image_ids.push_back(path);
-    requests.push_back(file_request(path));
+    requests.push_back(image_file_request(path));
   }
   if (!f.captions.empty()) {
     std::string text = read_file(f.captions);
@@ -135,7 +124,7 @@ int run_score(const ScoreFlags& f) {
   for (const auto& c : f.captions) {
     if (!is_valid_utf8(c)) throw UsageError("caption is not valid UTF-8");
   }
-  auto img = embed_images(rt, {file_request(f.image)});
+  auto img = embed_images(rt, {image_file_request(f.image)});
   auto txt = embed_texts(rt, f.captions);
   const int dim = rt.model->config().embed_dim;
   std::vector<double> s;
