@@ -38,8 +38,9 @@ int main(int argc, char** argv) {
     auto s = winokit::generate_synthetic(so);
     fs::create_directories(dir);
     for (int i = 0; i < images; ++i) {
-      winokit::write_file_atomic(dir / ("img " + std::to_string(i) + ".png"),
-                                 s.images_png[static_cast<std::size_t>(i / 2)][static_cast<std::size_t>(i % 2)], false);
+      winokit::write_file_atomic(
+          dir / ("img " + std::to_string(i) + ".png"),
+          s.images_png[static_cast<std::size_t>(i / 2)][static_cast<std::size_t>(i % 2)], false);
     }
     winokit::write_file_atomic(dir / "done", "");
   }
@@ -55,15 +56,16 @@ int main(int argc, char** argv) {
       if (std::find(cands.begin(), cands.end(), name) == cands.end()) cands.push_back(name);
     }
     std::vector<std::string> gold(cands.begin(), cands.begin() + k);
-    csv += winokit::csv_escape(nlohmann::json(cands).dump()) + ",cue" + std::to_string(i % 997) + "," +
-           winokit::csv_escape(nlohmann::json(gold).dump()) + "," + std::to_string(k) + "," +
+    csv += winokit::csv_escape(nlohmann::json(cands).dump()) + ",cue" + std::to_string(i % 997) +
+           "," + winokit::csv_escape(nlohmann::json(gold).dump()) + "," + std::to_string(k) + "," +
            std::to_string(n) + "," + std::to_string(i) + "\n";
   }
   auto ds = winokit::parse_winogavil(csv, "bench.csv");
   winokit::ClipRunOptions o;
   o.cache_dir = work / ("cache-" + std::to_string(::getpid()));
-  auto rt = winokit::ClipRuntime::random(winokit::vit_b32_config(), 1,
-                                         std::make_shared<winokit::ClipTokenizer>(winokit::ClipTokenizer::byte_level()), o);
+  auto rt = winokit::ClipRuntime::random(
+      winokit::vit_b32_config(), 1,
+      std::make_shared<winokit::ClipTokenizer>(winokit::ClipTokenizer::byte_level()), o);
   auto t0 = clk::now();
   auto imgs = winokit::resolve_candidate_images(ds, dir);
   auto cold = winokit::solve_with_images(rt, ds, imgs, {});
@@ -76,18 +78,21 @@ int main(int argc, char** argv) {
   auto r2 = winokit::evaluate_associations(ds, warm.predictions, {});
   const double score_s = std::chrono::duration<double>(clk::now() - t0).count();
   fs::remove_all(o.cache_dir);
-  nlohmann::json out = {{"bench", "winogavil"},
-                        {"winokit", winokit::kVersion},
-                        {"instances", instances},
-                        {"images", imgs.size()},
-                        {"threads", winokit::compute_threads()},
-                        {"end_to_end_cold_seconds", cold_s},
-                        {"solve_from_cache_seconds", warm_solve_s},
-                        {"score_10000_bootstrap_seconds", score_s},
-                        {"same_predictions", cold.predictions == warm.predictions},
-                        {"mean_jaccard_percent", r2.overall.mean * 100},
-                        {"cold_embeddings", {{"images", cold.stats.images_computed}, {"prompts", cold.stats.texts_computed}}},
-                        {"warm_embeddings_cached", {{"images", warm.stats.images_cached}, {"prompts", warm.stats.texts_cached}}}};
+  nlohmann::json out = {
+      {"bench", "winogavil"},
+      {"winokit", winokit::kVersion},
+      {"instances", instances},
+      {"images", imgs.size()},
+      {"threads", winokit::compute_threads()},
+      {"end_to_end_cold_seconds", cold_s},
+      {"solve_from_cache_seconds", warm_solve_s},
+      {"score_10000_bootstrap_seconds", score_s},
+      {"same_predictions", cold.predictions == warm.predictions},
+      {"mean_jaccard_percent", r2.overall.mean * 100},
+      {"cold_embeddings",
+       {{"images", cold.stats.images_computed}, {"prompts", cold.stats.texts_computed}}},
+      {"warm_embeddings_cached",
+       {{"images", warm.stats.images_cached}, {"prompts", warm.stats.texts_cached}}}};
   std::cout << out.dump() << "\n";
   return r1.overall.n == r2.overall.n ? 0 : 1;
 }

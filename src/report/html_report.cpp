@@ -67,8 +67,10 @@ std::string svg_group_chart(const std::vector<GroupStats>& groups, const std::st
   // Labels are rotated 35 degrees and end under their bars: leave room for the longest.
   constexpr double kCharWidth = 6.2, kCos35 = 0.82, kMinLeft = 44, kMaxLeft = 200;
   std::size_t longest = 0;
-  for (const auto& g : groups) longest = std::max(longest, std::min<std::size_t>(g.name.size(), 28) + 5);
-  const double kLeft = std::clamp(kCharWidth * kCos35 * static_cast<double>(longest), kMinLeft, kMaxLeft);
+  for (const auto& g : groups)
+    longest = std::max(longest, std::min<std::size_t>(g.name.size(), 28) + 5);
+  const double kLeft =
+      std::clamp(kCharWidth * kCos35 * static_cast<double>(longest), kMinLeft, kMaxLeft);
   const double cluster = kBar * 3 + kGap;
   const double width =
       kLeft + cluster * static_cast<double>(std::max<std::size_t>(groups.size(), 1)) + 10;

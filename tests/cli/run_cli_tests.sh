@@ -127,6 +127,13 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
   [ ! -e never2.json ] && ok "nothing written when an image is bad" || not_ok "nothing written when an image is bad"
   rm badimg/images/ex_2_img_0.png
   expect "missing image names it" 3 "image 'ex_2_img_0': not found" -- "$WINOKIT" eval --data badimg --model "$HFM" --bootstrap 10
+  # --- retrieval over the whole dataset ---
+  expect "retrieval from a model" 0 "" -- "$WINOKIT" retrieval --data syn --model "$HFM" --matrix-out m.safetensors --markdown r1.md --json r1.json
+  grep -qE "\| text -> image \| [0-9.]+ \| [0-9.]+ \|" r1.md && grep -q "R@1 needs the minimal pair resolved" r1.md && ok "retrieval table and note" || not_ok "retrieval table" "$(cat r1.md)"
+  "$WINOKIT" retrieval --data syn --matrix m.safetensors --name tiny-quickgelu-hf --markdown r2.md >/dev/null 2>&1
+  diff <(sed 1d r1.md) <(sed 1d r2.md) >/dev/null && ok "retrieval from the written matrix gives the same recalls" || not_ok "retrieval matrix round trip"
+  expect "retrieval needs one source" 2 "exactly one of --model DIR or --matrix FILE" -- "$WINOKIT" retrieval --data syn
+
   # --- WinoGAViL: SWOW instances from a small graph, solved zero-shot, re-scored, supervised ---
   mkdir -p wg/images
   i=0
@@ -159,7 +166,7 @@ fi
 # --- demo and help ---
 expect "demo runs end to end" 0 "winokit eval --data" -- "$WINOKIT" demo --out demo --count 21
 [ -s demo/compare.html ] && [ -s demo/oracle.html ] && ok "demo wrote reports" || not_ok "demo reports"
-for sub in eval compare synth demo embed score bench winogavil swow; do
+for sub in eval compare synth demo embed score bench winogavil swow retrieval; do
   expect "help: $sub" 0 "Usage|OPTIONS" -- "$WINOKIT" "$sub" --help
 done
 expect "version" 0 "winokit 0\." -- "$WINOKIT" --version

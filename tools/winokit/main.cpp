@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   winokit::cli::add_demo(app, exit_code);
   winokit::cli::add_model_commands(app, exit_code);
   winokit::cli::add_winogavil(app, exit_code);
+  winokit::cli::add_retrieval(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
