@@ -33,7 +33,7 @@ struct RecallResult {
   std::vector<int> ks;
   std::vector<double> text_to_image;  // per k, proportion
   std::vector<double> image_to_text;
-  std::vector<int> t2i_rank, i2t_rank;  // 1-based rank of the correct item, ties against
+  std::vector<int> t2i_rank, i2t_rank;     // 1-based rank of the correct item, ties against
   std::size_t t2i_ties = 0, i2t_ties = 0;  // queries whose correct item tied with a distractor
 };
 

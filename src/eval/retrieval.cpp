@@ -13,23 +13,28 @@ ScoreMatrix matrix_from_embeddings(const std::vector<float>& text, const std::ve
     std::vector<float> out(v.size());
     for (int r = 0; r < rows; ++r) {
       double s = 0;
-      for (int k = 0; k < dim; ++k) s += static_cast<double>(v[static_cast<std::size_t>(r) * dim + k]) * v[static_cast<std::size_t>(r) * dim + k];
+      for (int k = 0; k < dim; ++k)
+        s += static_cast<double>(v[static_cast<std::size_t>(r) * dim + k]) *
+             v[static_cast<std::size_t>(r) * dim + k];
       const double inv = s > 0 ? 1.0 / std::sqrt(s) : 0.0;
       for (int k = 0; k < dim; ++k) {
-        out[static_cast<std::size_t>(r) * dim + k] = static_cast<float>(v[static_cast<std::size_t>(r) * dim + k] * inv);
+        out[static_cast<std::size_t>(r) * dim + k] =
+            static_cast<float>(v[static_cast<std::size_t>(r) * dim + k] * inv);
       }
     }
     return out;
   };
   const auto t = normalised(text, captions), im = normalised(images, image_count);
-  ScoreMatrix m{captions, image_count, std::vector<float>(static_cast<std::size_t>(captions) * image_count)};
+  ScoreMatrix m{captions, image_count,
+                std::vector<float>(static_cast<std::size_t>(captions) * image_count)};
 #pragma omp parallel for schedule(static)
   for (int c = 0; c < captions; ++c) {
     const float* tc = &t[static_cast<std::size_t>(c) * dim];
     for (int i = 0; i < image_count; ++i) {
       const float* ii = &im[static_cast<std::size_t>(i) * dim];
       double s = 0;
-      for (int k = 0; k < dim; ++k) s += static_cast<double>(tc[k]) * ii[k];
+      for (int k = 0; k < dim; ++k)
+        s += static_cast<double>(tc[k]) * ii[k];
       m.scores[static_cast<std::size_t>(c) * image_count + i] = static_cast<float>(s);
     }
   }
@@ -82,8 +87,10 @@ RecallResult retrieval_recall(const ScoreMatrix& m, const std::vector<int>& ks) 
   }
   for (int k : ks) {
     std::size_t t = 0, im = 0;
-    for (int x : r.t2i_rank) t += x <= k;
-    for (int x : r.i2t_rank) im += x <= k;
+    for (int x : r.t2i_rank)
+      t += x <= k;
+    for (int x : r.i2t_rank)
+      im += x <= k;
     r.text_to_image.push_back(static_cast<double>(t) / n);
     r.image_to_text.push_back(static_cast<double>(im) / n);
   }

@@ -134,6 +134,13 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
   diff <(sed 1d r1.md) <(sed 1d r2.md) >/dev/null && ok "retrieval from the written matrix gives the same recalls" || not_ok "retrieval matrix round trip"
   expect "retrieval needs one source" 2 "exactly one of --model DIR or --matrix FILE" -- "$WINOKIT" retrieval --data syn
 
+  # --- caption variants ---
+  printf 'word,replacement\ncircle,ring\nsquare,box\n' > subs.csv
+  expect "variants generate (WordNet and a substitution list)" 0 "wrote [0-9]+ variants" -- "$WINOKIT" variants generate --data syn --method wordnet-synonym,substitution --substitutions subs.csv --out variants.jsonl
+  grep -q '"augmentation":"substitution"' variants.jsonl && ok "substitution variants written" || not_ok "substitution variants"
+  expect "variants eval: S_aug table" 0 "Augmented \(best: (mean|max), lambda" -- "$WINOKIT" variants eval --data syn --variants variants.jsonl --model "$HFM" --json var.json
+  grep -q '"lambda": 0.25' var.json && ok "variants json has every setting" || not_ok "variants json"
+
   # --- WinoGAViL: SWOW instances from a small graph, solved zero-shot, re-scored, supervised ---
   mkdir -p wg/images
   i=0
@@ -166,7 +173,7 @@ fi
 # --- demo and help ---
 expect "demo runs end to end" 0 "winokit eval --data" -- "$WINOKIT" demo --out demo --count 21
 [ -s demo/compare.html ] && [ -s demo/oracle.html ] && ok "demo wrote reports" || not_ok "demo reports"
-for sub in eval compare synth demo embed score bench winogavil swow retrieval; do
+for sub in eval compare synth demo embed score bench winogavil swow retrieval variants; do
   expect "help: $sub" 0 "Usage|OPTIONS" -- "$WINOKIT" "$sub" --help
 done
 expect "version" 0 "winokit 0\." -- "$WINOKIT" --version

@@ -9,7 +9,8 @@ ScoreMatrix matrix(int n, float diagonal, float pair_other, float rest) {
   ScoreMatrix m{n, n, std::vector<float>(static_cast<std::size_t>(n) * n, rest)};
   for (int c = 0; c < n; ++c) {
     m.scores[static_cast<std::size_t>(c) * n + c] = diagonal;
-    m.scores[static_cast<std::size_t>(c) * n + (c ^ 1)] = pair_other;  // the minimal pair's other item
+    m.scores[static_cast<std::size_t>(c) * n + (c ^ 1)] =
+        pair_other;  // the minimal pair's other item
   }
   return m;
 }

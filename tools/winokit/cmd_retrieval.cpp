@@ -55,35 +55,49 @@ int run(const RetrievalFlags& f) {
   }
   RecallResult r = retrieval_recall(m, f.ks);
   std::ostringstream md;
-  md << "## Retrieval: " << name << " (" << m.captions << " captions x " << m.images << " images)\n\n"
+  md << "## Retrieval: " << name << " (" << m.captions << " captions x " << m.images
+     << " images)\n\n"
      << "| Direction |";
-  for (int k : r.ks) md << " R@" << k << " |";
+  for (int k : r.ks)
+    md << " R@" << k << " |";
   md << "\n|---|";
-  for (std::size_t i = 0; i < r.ks.size(); ++i) md << "---:|";
+  for (std::size_t i = 0; i < r.ks.size(); ++i)
+    md << "---:|";
   md << "\n| text -> image |";
-  for (double v : r.text_to_image) md << " " << percent(v) << " |";
+  for (double v : r.text_to_image)
+    md << " " << percent(v) << " |";
   md << "\n| image -> text |";
-  for (double v : r.image_to_text) md << " " << percent(v) << " |";
-  md << "\n\nThe correct image of caption_j of example i is image_j of example i. Ties count against "
+  for (double v : r.image_to_text)
+    md << " " << percent(v) << " |";
+  md << "\n\nThe correct image of caption_j of example i is image_j of example i. Ties count "
+        "against "
         "the model (a distractor scored equal to the correct item ranks ahead of it): "
      << r.t2i_ties << " caption queries and " << r.i2t_ties
      << " image queries had such ties. R@1 needs the minimal pair resolved; R@2 does not (the "
         "pair's other item may rank first).\n";
-  nlohmann::json j = {{"model", name},
-                      {"provenance", {{"tool", "winokit"}, {"version", kVersion}, {"dataset", dataset_json(ds)}, {"scores", source}}},
-                      {"ks", r.ks},
-                      {"text_to_image_percent", nlohmann::json::array()},
-                      {"image_to_text_percent", nlohmann::json::array()},
-                      {"ties", {{"text_to_image_queries", r.t2i_ties}, {"image_to_text_queries", r.i2t_ties}}},
-                      {"method", "rank = 1 + items scored higher + other items scored equal"}};
-  for (double v : r.text_to_image) j["text_to_image_percent"].push_back(v * 100);
-  for (double v : r.image_to_text) j["image_to_text_percent"].push_back(v * 100);
+  nlohmann::json j = {
+      {"model", name},
+      {"provenance",
+       {{"tool", "winokit"},
+        {"version", kVersion},
+        {"dataset", dataset_json(ds)},
+        {"scores", source}}},
+      {"ks", r.ks},
+      {"text_to_image_percent", nlohmann::json::array()},
+      {"image_to_text_percent", nlohmann::json::array()},
+      {"ties", {{"text_to_image_queries", r.t2i_ties}, {"image_to_text_queries", r.i2t_ties}}},
+      {"method", "rank = 1 + items scored higher + other items scored equal"}};
+  for (double v : r.text_to_image)
+    j["text_to_image_percent"].push_back(v * 100);
+  for (double v : r.image_to_text)
+    j["image_to_text_percent"].push_back(v * 100);
   OutputSet out;
   if (!f.json.empty()) out.add(f.json, j.dump(2) + "\n");
   if (!f.markdown.empty()) out.add(f.markdown, md.str());
   if (!f.matrix_out.empty()) {
-    out.add(f.matrix_out, encode_safetensors_f32({{"scores", {{m.captions, m.images}, m.scores}}},
-                                                 {{"order", "caption 2*i+j x image 2*i+k, dataset order"}}));
+    out.add(f.matrix_out,
+            encode_safetensors_f32({{"scores", {{m.captions, m.images}, m.scores}}},
+                                   {{"order", "caption 2*i+j x image 2*i+k, dataset order"}}));
   }
   out.commit();
   if (!f.quiet && f.markdown.empty()) std::cout << md.str();
@@ -94,9 +108,12 @@ int run(const RetrievalFlags& f) {
 
 void add_retrieval(CLI::App& app, int& exit_code) {
   auto f = std::make_shared<RetrievalFlags>();
-  CLI::App* cmd = app.add_subcommand("retrieval", "Text-to-image and image-to-text Recall@k over the whole dataset");
+  CLI::App* cmd = app.add_subcommand(
+      "retrieval", "Text-to-image and image-to-text Recall@k over the whole dataset");
   cmd->add_option("--data", f->data, "Dataset folder with examples.jsonl")->required();
-  cmd->add_option("--matrix", f->matrix, "Score matrix (safetensors \"scores\" [2N, 2N]) for models that are not dual encoders");
+  cmd->add_option(
+      "--matrix", f->matrix,
+      "Score matrix (safetensors \"scores\" [2N, 2N]) for models that are not dual encoders");
   cmd->add_option("--k", f->ks, "Recall cut-offs")->capture_default_str()->delimiter(',');
   cmd->add_option("--name", f->name, "Name in the report");
   cmd->add_option("--json", f->json, "Write the JSON report");

@@ -1,0 +1,83 @@
+// Caption variants ("Why is Winoground Hard?", Diwan et al. 2022): generators that run offline,
+// and the augmentation-aware score
+//   S_aug(I, T) = (1 - lambda) S(I, T) + lambda * agg_i S(I, T_i),  agg in {mean, max}
+// over the variants T_i of caption T (a caption without variants keeps S).
+//
+//   auto wn = winokit::WordNet::open("/usr/share/wordnet");
+//   auto variants = winokit::generate_variants(dataset, winokit::VariantMethod::Synonym, wn, {});
+//   std::string jsonl = winokit::variants_jsonl(dataset, variants);
+//
+// Generators substitute one word per variant, the same word in both captions of a pair, so the
+// two captions keep the same words in a different order. WordNet lookups use the word's most
+// frequent sense (the first in WordNet's index), after WordNet's own lemmatisation (the
+// exception lists and suffix rules of morphy); the substitute is the lemma as WordNet writes it
+// (underscores become spaces). Seeded; a variant identical to its caption is dropped.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "winokit/scores.hpp"
+#include "winokit/winoground.hpp"
+
+namespace winokit {
+
+struct CaptionVariant {
+  std::size_t example = 0;  // index into dataset.examples
+  int caption = 0;          // 0 or 1
+  std::string augmentation;
+  std::string text;
+};
+
+std::vector<CaptionVariant> load_variants(const std::string& file, const Dataset& dataset);
+std::string variants_jsonl(const Dataset& dataset, const std::vector<CaptionVariant>& variants);
+
+class WordNet {
+ public:
+  static WordNet open(const std::filesystem::path& dir = "/usr/share/wordnet");
+  WordNet(WordNet&&) noexcept;
+  ~WordNet();
+  // Lemma forms of `word` found in WordNet (the word itself first, then morphy's).
+  std::vector<std::string> lemmas(const std::string& word) const;
+  std::vector<std::string> synonyms(const std::string& word) const;
+  std::vector<std::string> hypernyms(const std::string& word) const;
+  std::vector<std::string> hyponyms(const std::string& word) const;
+
+ private:
+  WordNet();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+enum class VariantMethod { Synonym, Hypernym, Hyponym, Substitution };
+const char* to_string(VariantMethod method);
+
+struct VariantOptions {
+  std::uint64_t seed = 0;
+  int per_caption = 3;  // at most this many variants per caption and method
+  std::map<std::string, std::string> substitutions;  // for VariantMethod::Substitution
+};
+
+std::vector<CaptionVariant> generate_variants(const Dataset& dataset, VariantMethod method,
+                                              const WordNet* wordnet, const VariantOptions& options);
+std::map<std::string, std::string> load_substitutions(const std::string& file);
+
+struct AugmentSetting {
+  std::string agg;  // "mean" or "max"
+  double lambda = 0;
+  std::array<double, 3> scores{};  // text, image, group proportions
+};
+
+// S_aug for every (agg, lambda); `variant_scores[v]` holds s(variant v, image k) for k = 0, 1.
+std::vector<AugmentSetting> augmented_scores(const Dataset& dataset,
+                                             const std::vector<PairScores>& original,
+                                             const std::vector<CaptionVariant>& variants,
+                                             const std::vector<std::array<double, 2>>& variant_scores,
+                                             const std::vector<double>& lambdas);
+
+}  // namespace winokit

@@ -1,0 +1,88 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "test_util.hpp"
+#include "winokit/error.hpp"
+#include "winokit/text.hpp"
+#include "winokit/variants.hpp"
+
+namespace winokit {
+namespace {
+
+Dataset pair_dataset() {
+  return parse_examples(
+      R"({"id": 0, "caption_0": "an old dog bites a young cat", "caption_1": "a young dog bites an old cat", "image_0": "a", "image_1": "b"})"
+      "\n",
+      "e.jsonl");
+}
+
+TEST(Variants, SubstitutionKeepsThePairAPair) {
+  Dataset ds = pair_dataset();
+  VariantOptions o;
+  o.substitutions = {{"dog", "doggo"}, {"cat", "kitty"}};
+  auto v = generate_variants(ds, VariantMethod::Substitution, nullptr, o);
+  ASSERT_EQ(v.size(), 4u);  // two substituted words, each in both captions
+  for (std::size_t i = 0; i + 1 < v.size(); i += 2) {
+    auto w0 = split_whitespace(v[i].text), w1 = split_whitespace(v[i + 1].text);
+    std::sort(w0.begin(), w0.end());
+    std::sort(w1.begin(), w1.end());
+    EXPECT_EQ(w0, w1) << v[i].text << " / " << v[i + 1].text;
+    EXPECT_EQ(v[i].augmentation, "substitution");
+  }
+}
+
+TEST(Variants, WordNetLookupsUseTheMostFrequentSense) {
+  auto wn = WordNet::open();
+  EXPECT_EQ(wn.lemmas("kisses"), (std::vector<std::string>{"kiss"}));
+  auto syn = wn.synonyms("dog");
+  EXPECT_NE(std::find(syn.begin(), syn.end(), "domestic dog"), syn.end());
+  auto hyper = wn.hypernyms("dog");
+  EXPECT_NE(std::find(hyper.begin(), hyper.end(), "canine"), hyper.end());
+  auto hypo = wn.hyponyms("dog");
+  EXPECT_NE(std::find(hypo.begin(), hypo.end(), "puppy"), hypo.end());
+  EXPECT_TRUE(wn.synonyms("zzzzqqq").empty());
+  // Seeded and deterministic; identical variants are dropped.
+  Dataset ds = pair_dataset();
+  VariantOptions o;
+  auto a = generate_variants(ds, VariantMethod::Hypernym, &wn, o);
+  auto b = generate_variants(ds, VariantMethod::Hypernym, &wn, o);
+  ASSERT_FALSE(a.empty());
+  EXPECT_EQ(variants_jsonl(ds, a), variants_jsonl(ds, b));
+  for (const auto& v : a) EXPECT_NE(v.text, ds.examples[0].captions[static_cast<std::size_t>(v.caption)]);
+}
+
+TEST(Variants, AugmentedScoreByHand) {
+  Dataset ds = pair_dataset();
+  // Original: c0 prefers i1 (image wrong); a variant of caption 0 prefers i0 strongly.
+  std::vector<PairScores> original = {{{0.4, 0.6, 0.1, 0.9}}};
+  std::vector<CaptionVariant> variants = {{0, 0, "x", "v1"}, {0, 0, "x", "v2"}};
+  std::vector<std::array<double, 2>> vs = {{1.0, 0.0}, {0.2, 0.0}};
+  auto settings = augmented_scores(ds, original, variants, vs, {0, 0.5, 1});
+  ASSERT_EQ(settings.size(), 6u);
+  EXPECT_EQ(settings[0].agg, "mean");
+  EXPECT_DOUBLE_EQ(settings[0].scores[1], 0.0);  // lambda 0: the original, image wrong
+  // mean, lambda 0.5: s(c0,i0) = 0.5*0.4 + 0.5*0.6 = 0.5, s(c0,i1) = 0.3: image right.
+  EXPECT_DOUBLE_EQ(settings[1].scores[1], 1.0);
+  EXPECT_DOUBLE_EQ(settings[1].scores[2], 1.0);
+  EXPECT_EQ(settings[3].agg, "max");
+}
+
+TEST(Variants, BadLinesNameFileAndLine) {
+  test::TempDir dir;
+  Dataset ds = pair_dataset();
+  auto f = dir.write("v.jsonl", R"({"id": 0, "caption": 2, "augmentation": "x", "text": "t"})" "\n");
+  try {
+    load_variants(f.string(), ds);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("v.jsonl:1: field 'caption'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(load_variants(dir.write("u.jsonl", R"({"id": 9, "caption": 0, "augmentation": "x", "text": "t"})").string(), ds), InputError);
+  // A variant identical to its caption is dropped.
+  auto same = dir.write("s.jsonl", R"({"id": 0, "caption": 0, "augmentation": "x", "text": "an old dog bites a young cat"})");
+  EXPECT_TRUE(load_variants(same.string(), ds).empty());
+}
+
+}  // namespace
+}  // namespace winokit
