@@ -33,6 +33,8 @@ std::string percent(double proportion, int decimals = 2);
 // "[25.51, 36.02]" or "n/a".
 std::string interval_text(const Interval& interval, int decimals = 2);
 std::string html_escape(const std::string& text);
+// Standard base64 (RFC 4648), for images embedded in self-contained HTML.
+std::string base64(const std::string& bytes);
 nlohmann::json options_json(const EvalOptions& options);
 // {"examples": path, "sha256": ..., "n": ...}: how every result file names its dataset.
 nlohmann::json dataset_json(const Dataset& dataset);

@@ -36,6 +36,8 @@ class ClipTokenizer {
   // Throws UsageError for invalid UTF-8.
   std::vector<int> encode(const std::string& text, int context_length = kContextLength) const;
   std::vector<int> bpe_ids(const std::string& text) const;
+  // The text of one token id ("dog" for "dog</w>"; bytes decoded back to UTF-8 where whole).
+  std::string token_text(int id) const;
   int start_id() const { return start_id_; }
   int end_id() const { return end_id_; }
   std::size_t vocab_size() const { return vocab_.size(); }

@@ -64,7 +64,8 @@ struct VariantOptions {
 };
 
 std::vector<CaptionVariant> generate_variants(const Dataset& dataset, VariantMethod method,
-                                              const WordNet* wordnet, const VariantOptions& options);
+                                              const WordNet* wordnet,
+                                              const VariantOptions& options);
 std::map<std::string, std::string> load_substitutions(const std::string& file);
 
 struct AugmentSetting {
@@ -74,10 +75,9 @@ struct AugmentSetting {
 };
 
 // S_aug for every (agg, lambda); `variant_scores[v]` holds s(variant v, image k) for k = 0, 1.
-std::vector<AugmentSetting> augmented_scores(const Dataset& dataset,
-                                             const std::vector<PairScores>& original,
-                                             const std::vector<CaptionVariant>& variants,
-                                             const std::vector<std::array<double, 2>>& variant_scores,
-                                             const std::vector<double>& lambdas);
+std::vector<AugmentSetting> augmented_scores(
+    const Dataset& dataset, const std::vector<PairScores>& original,
+    const std::vector<CaptionVariant>& variants,
+    const std::vector<std::array<double, 2>>& variant_scores, const std::vector<double>& lambdas);
 
 }  // namespace winokit

@@ -18,10 +18,14 @@ using nlohmann::json;
 
 const char* to_string(VariantMethod m) {
   switch (m) {
-    case VariantMethod::Synonym: return "wordnet-synonym";
-    case VariantMethod::Hypernym: return "wordnet-hypernym";
-    case VariantMethod::Hyponym: return "wordnet-hyponym";
-    case VariantMethod::Substitution: return "substitution";
+    case VariantMethod::Synonym:
+      return "wordnet-synonym";
+    case VariantMethod::Hypernym:
+      return "wordnet-hypernym";
+    case VariantMethod::Hyponym:
+      return "wordnet-hyponym";
+    case VariantMethod::Substitution:
+      return "substitution";
   }
   return "?";
 }
@@ -56,7 +60,8 @@ std::vector<CaptionVariant> load_variants(const std::string& file, const Dataset
       throw InputError({file, n + 1, "augmentation"}, "missing or not a string");
     }
     v.augmentation = j["augmentation"].get<std::string>();
-    if (!j.contains("text") || !j["text"].is_string() || trim(j["text"].get<std::string>()).empty()) {
+    if (!j.contains("text") || !j["text"].is_string() ||
+        trim(j["text"].get<std::string>()).empty()) {
       throw InputError({file, n + 1, "text"}, "missing or empty");
     }
     v.text = j["text"].get<std::string>();
@@ -86,17 +91,17 @@ struct WordNet::Impl {
     std::vector<long> offsets;  // synsets, most frequent sense first
     int tagged = 0;             // sense-tagged occurrences in WordNet's corpus
   };
-  std::array<std::map<std::string, Entry>, 4> index;  // lemma -> synsets
-  std::array<std::string, 4> data;                                 // whole data.<pos> files
-  std::array<std::map<std::string, std::string>, 4> exceptions;     // inflected -> base
+  std::array<std::map<std::string, Entry>, 4> index;             // lemma -> synsets
+  std::array<std::string, 4> data;                               // whole data.<pos> files
+  std::array<std::map<std::string, std::string>, 4> exceptions;  // inflected -> base
 
   // The synset line at `offset` of data.<pos>: its words and pointers of `symbol`.
-  std::pair<std::vector<std::string>, std::vector<std::pair<long, int>>> synset(int pos, long offset,
-                                                                                 const std::string& symbol) const {
+  std::pair<std::vector<std::string>, std::vector<std::pair<long, int>>> synset(
+      int pos, long offset, const std::string& symbol) const {
     const std::string& d = data[static_cast<std::size_t>(pos)];
     const std::size_t end = d.find('\n', static_cast<std::size_t>(offset));
-    std::vector<std::string> f = split_whitespace(std::string_view(d).substr(static_cast<std::size_t>(offset),
-                                                                            end - static_cast<std::size_t>(offset)));
+    std::vector<std::string> f = split_whitespace(std::string_view(d).substr(
+        static_cast<std::size_t>(offset), end - static_cast<std::size_t>(offset)));
     std::vector<std::string> words;
     std::vector<std::pair<long, int>> pointers;
     if (f.size() < 4) return {words, pointers};
@@ -104,7 +109,8 @@ struct WordNet::Impl {
     std::size_t i = 4;
     for (int w = 0; w < w_cnt && i + 1 < f.size(); ++w, i += 2) {
       std::string word = f[i];
-      if (auto paren = word.find('('); paren != std::string::npos) word.resize(paren);  // adj markers
+      if (auto paren = word.find('('); paren != std::string::npos)
+        word.resize(paren);  // adj markers
       std::replace(word.begin(), word.end(), '_', ' ');
       words.push_back(word);
     }
@@ -112,7 +118,10 @@ struct WordNet::Impl {
     const int p_cnt = std::stoi(f[i++]);
     for (int p = 0; p < p_cnt && i + 3 < f.size(); ++p, i += 4) {
       if (f[i] == symbol) {
-        const int target_pos = f[i + 2] == "n" ? 0 : f[i + 2] == "v" ? 1 : f[i + 2] == "a" || f[i + 2] == "s" ? 2 : 3;
+        const int target_pos = f[i + 2] == "n"                      ? 0
+                               : f[i + 2] == "v"                    ? 1
+                               : f[i + 2] == "a" || f[i + 2] == "s" ? 2
+                                                                    : 3;
         pointers.emplace_back(std::stol(f[i + 1]), target_pos);
       }
     }
@@ -122,8 +131,22 @@ struct WordNet::Impl {
   // morphy: exception lists, then the suffix rules, keeping forms in the index.
   std::vector<std::pair<std::string, int>> base_forms(const std::string& word) const {
     static const std::vector<std::vector<std::pair<std::string, std::string>>> kRules = {
-        {{"s", ""}, {"ses", "s"}, {"xes", "x"}, {"zes", "z"}, {"ches", "ch"}, {"shes", "sh"}, {"men", "man"}, {"ies", "y"}},
-        {{"s", ""}, {"ies", "y"}, {"es", "e"}, {"es", ""}, {"ed", "e"}, {"ed", ""}, {"ing", "e"}, {"ing", ""}},
+        {{"s", ""},
+         {"ses", "s"},
+         {"xes", "x"},
+         {"zes", "z"},
+         {"ches", "ch"},
+         {"shes", "sh"},
+         {"men", "man"},
+         {"ies", "y"}},
+        {{"s", ""},
+         {"ies", "y"},
+         {"es", "e"},
+         {"es", ""},
+         {"ed", "e"},
+         {"ed", ""},
+         {"ing", "e"},
+         {"ing", ""}},
         {{"er", ""}, {"est", ""}, {"er", "e"}, {"est", "e"}},
         {}};
     std::vector<std::pair<std::string, int>> out;
@@ -135,9 +158,12 @@ struct WordNet::Impl {
         }
       };
       add(word);
-      if (auto e = exceptions[static_cast<std::size_t>(pos)].find(word); e != exceptions[static_cast<std::size_t>(pos)].end()) add(e->second);
+      if (auto e = exceptions[static_cast<std::size_t>(pos)].find(word);
+          e != exceptions[static_cast<std::size_t>(pos)].end())
+        add(e->second);
       for (const auto& [suffix, repl] : kRules[static_cast<std::size_t>(pos)]) {
-        if (word.size() > suffix.size() && word.compare(word.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        if (word.size() > suffix.size() &&
+            word.compare(word.size() - suffix.size(), suffix.size(), suffix) == 0) {
           add(word.substr(0, word.size() - suffix.size()) + repl);
         }
       }
@@ -154,7 +180,8 @@ struct WordNet::Impl {
              index[static_cast<std::size_t>(b.second)].at(b.first).tagged;
     });
     for (const auto& [lemma, pos] : forms) {
-      const long first = index[static_cast<std::size_t>(pos)].at(lemma).offsets.front();  // most frequent sense
+      const long first =
+          index[static_cast<std::size_t>(pos)].at(lemma).offsets.front();  // most frequent sense
       auto [words, pointers] = synset(pos, first, symbol.empty() ? "\x01" : symbol);
       if (symbol.empty()) {
         for (const auto& w : words) {
@@ -182,7 +209,8 @@ WordNet WordNet::open(const fs::path& dir) {
     const fs::path index = dir / (std::string("index.") + Impl::kPos[p]);
     const fs::path data = dir / (std::string("data.") + Impl::kPos[p]);
     if (!fs::is_regular_file(index) || !fs::is_regular_file(data)) {
-      throw IoError(index.string() + ": WordNet database not found", "install Debian's wordnet-base (scripts/setup does)");
+      throw IoError(index.string() + ": WordNet database not found",
+                    "install Debian's wordnet-base (scripts/setup does)");
     }
     const std::string index_text = read_file(index);
     for (auto line : split_lines(index_text)) {
@@ -192,7 +220,8 @@ WordNet WordNet::open(const fs::path& dir) {
       const std::size_t synsets = std::stoul(f[2]);
       if (synsets + 2 > f.size()) continue;
       Impl::Entry entry;
-      for (std::size_t i = f.size() - synsets; i < f.size(); ++i) entry.offsets.push_back(std::stol(f[i]));
+      for (std::size_t i = f.size() - synsets; i < f.size(); ++i)
+        entry.offsets.push_back(std::stol(f[i]));
       entry.tagged = std::stoi(f[f.size() - synsets - 1]);
       wn.impl_->index[p][f[0]] = std::move(entry);
     }
@@ -216,9 +245,15 @@ std::vector<std::string> WordNet::lemmas(const std::string& word) const {
   }
   return out;
 }
-std::vector<std::string> WordNet::synonyms(const std::string& w) const { return impl_->related(w, ""); }
-std::vector<std::string> WordNet::hypernyms(const std::string& w) const { return impl_->related(w, "@"); }
-std::vector<std::string> WordNet::hyponyms(const std::string& w) const { return impl_->related(w, "~"); }
+std::vector<std::string> WordNet::synonyms(const std::string& w) const {
+  return impl_->related(w, "");
+}
+std::vector<std::string> WordNet::hypernyms(const std::string& w) const {
+  return impl_->related(w, "@");
+}
+std::vector<std::string> WordNet::hyponyms(const std::string& w) const {
+  return impl_->related(w, "~");
+}
 
 std::map<std::string, std::string> load_substitutions(const std::string& file) {
   Table t = read_table(read_file(file), file);
@@ -239,14 +274,18 @@ namespace {
 
 // Words of a caption that may be substituted: alphabetic, not a function word.
 bool content_word(const std::string& w) {
-  static const std::set<std::string> kStop = {"a", "an", "the", "is", "are", "and", "or", "of", "in", "on",
-                                              "to", "with", "it", "its", "some", "one", "other", "than",
-                                              "while", "at", "by", "for", "from", "this", "that", "there"};
+  static const std::set<std::string> kStop = {
+      "a",     "an", "the",  "is",  "are",  "and",  "or",   "of",    "in",
+      "on",    "to", "with", "it",  "its",  "some", "one",  "other", "than",
+      "while", "at", "by",   "for", "from", "this", "that", "there"};
   if (w.empty() || kStop.count(w)) return false;
-  return std::all_of(w.begin(), w.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '-'; });
+  return std::all_of(w.begin(), w.end(), [](char c) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '-';
+  });
 }
 
-std::string substitute(const std::string& caption, const std::string& word, const std::string& with) {
+std::string substitute(const std::string& caption, const std::string& word,
+                       const std::string& with) {
   auto words = split_whitespace(caption);
   std::string out;
   for (const auto& w : words) {
@@ -257,9 +296,10 @@ std::string substitute(const std::string& caption, const std::string& word, cons
 
 }  // namespace
 
-std::vector<CaptionVariant> generate_variants(const Dataset& ds, VariantMethod method, const WordNet* wn,
-                                              const VariantOptions& o) {
-  if (method != VariantMethod::Substitution && wn == nullptr) throw UsageError("WordNet methods need the WordNet database");
+std::vector<CaptionVariant> generate_variants(const Dataset& ds, VariantMethod method,
+                                              const WordNet* wn, const VariantOptions& o) {
+  if (method != VariantMethod::Substitution && wn == nullptr)
+    throw UsageError("WordNet methods need the WordNet database");
   std::vector<CaptionVariant> out;
   for (std::size_t e = 0; e < ds.examples.size(); ++e) {
     const auto& ex = ds.examples[e];
@@ -272,9 +312,15 @@ std::vector<CaptionVariant> generate_variants(const Dataset& ds, VariantMethod m
       if (!content_word(w) || !seen.insert(w).second) continue;
       std::vector<std::string> repl;
       switch (method) {
-        case VariantMethod::Synonym: repl = wn->synonyms(w); break;
-        case VariantMethod::Hypernym: repl = wn->hypernyms(w); break;
-        case VariantMethod::Hyponym: repl = wn->hyponyms(w); break;
+        case VariantMethod::Synonym:
+          repl = wn->synonyms(w);
+          break;
+        case VariantMethod::Hypernym:
+          repl = wn->hypernyms(w);
+          break;
+        case VariantMethod::Hyponym:
+          repl = wn->hyponyms(w);
+          break;
         case VariantMethod::Substitution:
           if (auto it = o.substitutions.find(w); it != o.substitutions.end()) repl = {it->second};
           break;
@@ -282,7 +328,8 @@ std::vector<CaptionVariant> generate_variants(const Dataset& ds, VariantMethod m
       if (repl.empty()) continue;
       options.emplace_back(w, repl[rng.below(static_cast<std::uint32_t>(repl.size()))]);
     }
-    for (std::size_t i = options.size(); i > 1; --i) std::swap(options[i - 1], options[rng.below(static_cast<std::uint32_t>(i))]);
+    for (std::size_t i = options.size(); i > 1; --i)
+      std::swap(options[i - 1], options[rng.below(static_cast<std::uint32_t>(i))]);
     int made = 0;
     for (const auto& [word, with] : options) {
       if (made >= o.per_caption) break;

@@ -6,7 +6,8 @@
 
 namespace winokit {
 
-std::vector<AugmentSetting> augmented_scores(const Dataset& ds, const std::vector<PairScores>& original,
+std::vector<AugmentSetting> augmented_scores(const Dataset& ds,
+                                             const std::vector<PairScores>& original,
                                              const std::vector<CaptionVariant>& variants,
                                              const std::vector<std::array<double, 2>>& vs,
                                              const std::vector<double>& lambdas) {
@@ -14,7 +15,9 @@ std::vector<AugmentSetting> augmented_scores(const Dataset& ds, const std::vecto
   std::vector<std::array<std::array<std::vector<double>, 2>, 2>> per(ds.examples.size());
   for (std::size_t v = 0; v < variants.size(); ++v) {
     for (int k = 0; k < 2; ++k) {
-      per[variants[v].example][static_cast<std::size_t>(variants[v].caption)][static_cast<std::size_t>(k)].push_back(vs[v][static_cast<std::size_t>(k)]);
+      per[variants[v].example][static_cast<std::size_t>(variants[v].caption)]
+         [static_cast<std::size_t>(k)]
+             .push_back(vs[v][static_cast<std::size_t>(k)]);
     }
   }
   std::vector<AugmentSetting> out;
@@ -31,7 +34,9 @@ std::vector<AugmentSetting> augmented_scores(const Dataset& ds, const std::vecto
             const auto& v = per[e][static_cast<std::size_t>(c)][static_cast<std::size_t>(k)];
             if (v.empty()) continue;  // no variants: S_aug = S
             double a = std::string(agg) == "mean" ? 0.0 : v.front();
-            for (double x : v) a = std::string(agg) == "mean" ? a + x / static_cast<double>(v.size()) : std::max(a, x);
+            for (double x : v)
+              a = std::string(agg) == "mean" ? a + x / static_cast<double>(v.size())
+                                             : std::max(a, x);
             aug.s[pair_index(c, k)] = (1 - lambda) * original[e].at(c, k) + lambda * a;
           }
         }
@@ -40,7 +45,10 @@ std::vector<AugmentSetting> augmented_scores(const Dataset& ds, const std::vecto
         correct[1] += o.image;
         correct[2] += o.group;
       }
-      for (int m = 0; m < 3; ++m) s.scores[static_cast<std::size_t>(m)] = static_cast<double>(correct[static_cast<std::size_t>(m)]) / static_cast<double>(ds.examples.size());
+      for (int m = 0; m < 3; ++m)
+        s.scores[static_cast<std::size_t>(m)] =
+            static_cast<double>(correct[static_cast<std::size_t>(m)]) /
+            static_cast<double>(ds.examples.size());
       out.push_back(s);
     }
   }

@@ -570,6 +570,28 @@ ClipTokenizer ClipTokenizer::from_openai(const fs::path& bpe_gz) {
   return tok;
 }
 
+std::string ClipTokenizer::token_text(int id) const {
+  std::string symbol;
+  for (const auto& [text, i] : vocab_) {
+    if (i == id) {
+      symbol = text;
+      break;
+    }
+  }
+  if (symbol.empty()) return "<" + std::to_string(id) + ">";
+  if (symbol == kStart || symbol == kEnd) return symbol;
+  const bool word_end = symbol.size() >= 4 && symbol.compare(symbol.size() - 4, 4, "</w>") == 0;
+  if (word_end) symbol.resize(symbol.size() - 4);
+  // Each symbol character stands for one byte (bytes_to_unicode): map back.
+  std::string bytes;
+  for (const auto& ch : utf8_chars(symbol)) {
+    const auto& table = bytes_table();
+    auto it = std::find(table.begin(), table.end(), ch);
+    if (it != table.end()) bytes.push_back(static_cast<char>(it - table.begin()));
+  }
+  return bytes;
+}
+
 ClipTokenizer ClipTokenizer::byte_level() {
   constexpr int kStartId = 49406, kEndId = 49407;  // CLIP's special ids
   ClipTokenizer tok;

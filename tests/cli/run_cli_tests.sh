@@ -141,6 +141,11 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
   expect "variants eval: S_aug table" 0 "Augmented \(best: (mean|max), lambda" -- "$WINOKIT" variants eval --data syn --variants variants.jsonl --model "$HFM" --json var.json
   grep -q '"lambda": 0.25' var.json && ok "variants json has every setting" || not_ok "variants json"
 
+  # --- word-patch heat maps ---
+  expect "heatmap report" 0 "rendered [0-9]+ word-patch maps for 2 example" -- "$WINOKIT" heatmap --data syn --model "$HFM" --examples 0,3 --html hm.html --out-dir .
+  grep -q 'data:image/png;base64,' hm.html && [ -s ex0_i0_c0_t0.png ] && ok "heatmap html embeds the PNG maps" || not_ok "heatmap outputs"
+  expect "heatmap unknown example" 2 "unknown example id '999'" -- "$WINOKIT" heatmap --data syn --model "$HFM" --examples 999 --html x.html
+
   # --- WinoGAViL: SWOW instances from a small graph, solved zero-shot, re-scored, supervised ---
   mkdir -p wg/images
   i=0
@@ -173,7 +178,7 @@ fi
 # --- demo and help ---
 expect "demo runs end to end" 0 "winokit eval --data" -- "$WINOKIT" demo --out demo --count 21
 [ -s demo/compare.html ] && [ -s demo/oracle.html ] && ok "demo wrote reports" || not_ok "demo reports"
-for sub in eval compare synth demo embed score bench winogavil swow retrieval variants; do
+for sub in eval compare synth demo embed score bench winogavil swow retrieval variants heatmap; do
   expect "help: $sub" 0 "Usage|OPTIONS" -- "$WINOKIT" "$sub" --help
 done
 expect "version" 0 "winokit 0\." -- "$WINOKIT" --version

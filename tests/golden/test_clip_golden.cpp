@@ -10,6 +10,7 @@
 #include "winokit/clip.hpp"
 #include "winokit/error.hpp"
 #include "winokit/files.hpp"
+#include "winokit/heatmap.hpp"
 #include "winokit/image.hpp"
 #include "winokit/safetensors.hpp"
 #include "winokit/tokenizer.hpp"
@@ -236,6 +237,30 @@ TEST(Checkpoints, ShardedSafetensorsGiveTheSameModel) {
     EXPECT_NE(std::string(e.what()).find("[48, 128]"), std::string::npos) << e.what();
   }
   fs::remove_all(dir);
+}
+
+TEST(Heatmap, WordPatchMapsOfAGoldenModel) {
+  auto tok = std::make_shared<ClipTokenizer>(
+      ClipTokenizer::from_hf(kGolden + "vocab/vocab.json", kGolden + "vocab/merges.txt"));
+  EXPECT_EQ(tok->token_text(tok->encode("dogs")[1]), "dogs");
+  ClipRuntime rt;
+  rt.model = std::make_shared<ClipModel>(ClipModel::load(kGolden + "models/tiny-quickgelu-hf"));
+  rt.tokenizer = tok;
+  ImageBytes img;
+  img.bytes = read_file(kGolden + "images/astronaut_q90.jpg");
+  img.source = "astronaut_q90.jpg";
+  auto maps = word_patch_maps(rt, img, {"an astronaut in space", "a red cube"});
+  EXPECT_EQ(maps.grid, 7);
+  ASSERT_EQ(maps.tokens.size(), 2u);
+  EXPECT_EQ(maps.tokens[0], (std::vector<std::string>{"an", "astronaut", "in", "space"}));
+  for (const auto& map : maps.similarity[0]) {
+    ASSERT_EQ(map.size(), 49u);
+    for (float v : map)
+      EXPECT_LE(std::fabs(v), 1.0f + 1e-6f);
+  }
+  auto png = render_heatmap_png(maps.pixels, rt.preprocess(), maps.similarity[0][1], 7, 224);
+  EXPECT_EQ(sniff_image_format(png), ImageFormat::Png);
+  EXPECT_EQ(decode_image(png, "map.png").width, 224);
 }
 
 TEST(ImageDecode, TruncatedJpegIsAnError) {

@@ -86,6 +86,13 @@ TEST(Report, PerExampleJsonlOneLineEach) {
   EXPECT_EQ(first["scores"]["c0_i0"], 0.9);
 }
 
+TEST(Report, Base64Rfc4648Vectors) {
+  EXPECT_EQ(base64(""), "");
+  EXPECT_EQ(base64("f"), "Zg==");
+  EXPECT_EQ(base64("fo"), "Zm8=");
+  EXPECT_EQ(base64("foobar"), "Zm9vYmFy");
+}
+
 TEST(Report, HtmlEscapes) {
   EXPECT_EQ(html_escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
 }

@@ -49,7 +49,8 @@ TEST(Variants, WordNetLookupsUseTheMostFrequentSense) {
   auto b = generate_variants(ds, VariantMethod::Hypernym, &wn, o);
   ASSERT_FALSE(a.empty());
   EXPECT_EQ(variants_jsonl(ds, a), variants_jsonl(ds, b));
-  for (const auto& v : a) EXPECT_NE(v.text, ds.examples[0].captions[static_cast<std::size_t>(v.caption)]);
+  for (const auto& v : a)
+    EXPECT_NE(v.text, ds.examples[0].captions[static_cast<std::size_t>(v.caption)]);
 }
 
 TEST(Variants, AugmentedScoreByHand) {
@@ -71,16 +72,25 @@ TEST(Variants, AugmentedScoreByHand) {
 TEST(Variants, BadLinesNameFileAndLine) {
   test::TempDir dir;
   Dataset ds = pair_dataset();
-  auto f = dir.write("v.jsonl", R"({"id": 0, "caption": 2, "augmentation": "x", "text": "t"})" "\n");
+  auto f = dir.write("v.jsonl", R"({"id": 0, "caption": 2, "augmentation": "x", "text": "t"})"
+                                "\n");
   try {
     load_variants(f.string(), ds);
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("v.jsonl:1: field 'caption'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("v.jsonl:1: field 'caption'"), std::string::npos)
+        << e.what();
   }
-  EXPECT_THROW(load_variants(dir.write("u.jsonl", R"({"id": 9, "caption": 0, "augmentation": "x", "text": "t"})").string(), ds), InputError);
+  EXPECT_THROW(
+      load_variants(
+          dir.write("u.jsonl", R"({"id": 9, "caption": 0, "augmentation": "x", "text": "t"})")
+              .string(),
+          ds),
+      InputError);
   // A variant identical to its caption is dropped.
-  auto same = dir.write("s.jsonl", R"({"id": 0, "caption": 0, "augmentation": "x", "text": "an old dog bites a young cat"})");
+  auto same = dir.write(
+      "s.jsonl",
+      R"({"id": 0, "caption": 0, "augmentation": "x", "text": "an old dog bites a young cat"})");
   EXPECT_TRUE(load_variants(same.string(), ds).empty());
 }
 

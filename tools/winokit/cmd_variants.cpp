@@ -28,13 +28,20 @@ int run_generate(const GenerateFlags& f) {
   std::vector<CaptionVariant> all;
   for (const auto& m : f.methods) {
     VariantMethod method;
-    if (m == "wordnet-synonym") method = VariantMethod::Synonym;
-    else if (m == "wordnet-hypernym") method = VariantMethod::Hypernym;
-    else if (m == "wordnet-hyponym") method = VariantMethod::Hyponym;
-    else if (m == "substitution") method = VariantMethod::Substitution;
-    else throw UsageError("unknown method '" + m + "'", "wordnet-synonym, wordnet-hypernym, wordnet-hyponym, substitution");
+    if (m == "wordnet-synonym")
+      method = VariantMethod::Synonym;
+    else if (m == "wordnet-hypernym")
+      method = VariantMethod::Hypernym;
+    else if (m == "wordnet-hyponym")
+      method = VariantMethod::Hyponym;
+    else if (m == "substitution")
+      method = VariantMethod::Substitution;
+    else
+      throw UsageError("unknown method '" + m + "'",
+                       "wordnet-synonym, wordnet-hypernym, wordnet-hyponym, substitution");
     if (method == VariantMethod::Substitution) {
-      if (f.substitutions.empty()) throw UsageError("substitution needs --substitutions FILE (word,replacement)");
+      if (f.substitutions.empty())
+        throw UsageError("substitution needs --substitutions FILE (word,replacement)");
       o.substitutions = load_substitutions(f.substitutions);
     } else if (!wn) {
       wn = std::make_unique<WordNet>(WordNet::open(f.wordnet));
@@ -73,7 +80,8 @@ int run_eval(const EvalFlags& f) {
       texts.push_back(ex.captions[static_cast<std::size_t>(k)]);
     }
   }
-  for (const auto& v : variants) texts.push_back(v.text);
+  for (const auto& v : variants)
+    texts.push_back(v.text);
   const auto t = embed_texts(rt, texts);
   const auto im = embed_images(rt, requests);
   const int dim = rt.model->config().embed_dim;
@@ -82,7 +90,8 @@ int run_eval(const EvalFlags& f) {
   for (std::size_t e = 0; e < ds.examples.size(); ++e) {
     for (int c = 0; c < 2; ++c) {
       for (int k = 0; k < 2; ++k) {
-        original[e].s[pair_index(c, k)] = clip_score(&t[(2 * e + c) * dim], &im[(2 * e + k) * dim], dim, scale);
+        original[e].s[pair_index(c, k)] =
+            clip_score(&t[(2 * e + c) * dim], &im[(2 * e + k) * dim], dim, scale);
       }
     }
   }
@@ -90,22 +99,31 @@ int run_eval(const EvalFlags& f) {
   for (std::size_t v = 0; v < variants.size(); ++v) {
     const float* tv = &t[(2 * ds.examples.size() + v) * dim];
     for (int k = 0; k < 2; ++k) {
-      vs[v][static_cast<std::size_t>(k)] = clip_score(tv, &im[(2 * variants[v].example + k) * dim], dim, scale);
+      vs[v][static_cast<std::size_t>(k)] =
+          clip_score(tv, &im[(2 * variants[v].example + k) * dim], dim, scale);
     }
   }
   std::set<std::string> names;
-  for (const auto& v : variants) names.insert(v.augmentation);
+  for (const auto& v : variants)
+    names.insert(v.augmentation);
   std::vector<std::string> groups(names.begin(), names.end());
   if (groups.size() > 1) groups.push_back("all");
   std::ostringstream md;
-  nlohmann::json j = {{"provenance", {{"tool", "winokit"}, {"version", kVersion}, {"dataset", dataset_json(ds)},
-                                      {"model", rt.describe()}, {"variants", f.variants}}},
-                      {"definition", "S_aug(I,T) = (1 - lambda) S(I,T) + lambda * agg_i S(I,T_i); a caption "
-                                     "without variants keeps S"},
+  nlohmann::json j = {{"provenance",
+                       {{"tool", "winokit"},
+                        {"version", kVersion},
+                        {"dataset", dataset_json(ds)},
+                        {"model", rt.describe()},
+                        {"variants", f.variants}}},
+                      {"definition",
+                       "S_aug(I,T) = (1 - lambda) S(I,T) + lambda * agg_i S(I,T_i); a caption "
+                       "without variants keeps S"},
                       {"augmentations", nlohmann::json::array()}};
-  md << "## Caption variants: " << model_name(f.model.model) << " (N = " << ds.examples.size() << ", "
-     << variants.size() << " variants)\n\nS_aug(I,T) = (1 - lambda) S(I,T) + lambda * agg_i S(I,T_i) over "
-        "the variants T_i of caption T; a caption without variants keeps S. lambda = 0 is the original.\n";
+  md << "## Caption variants: " << model_name(f.model.model) << " (N = " << ds.examples.size()
+     << ", " << variants.size()
+     << " variants)\n\nS_aug(I,T) = (1 - lambda) S(I,T) + lambda * agg_i S(I,T_i) over "
+        "the variants T_i of caption T; a caption without variants keeps S. lambda = 0 is the "
+        "original.\n";
   for (const auto& g : groups) {
     std::vector<CaptionVariant> sub;
     std::vector<std::array<double, 2>> sub_scores;
@@ -129,20 +147,30 @@ int run_eval(const EvalFlags& f) {
     for (const auto& s : settings) {
       char lam[16];
       std::snprintf(lam, sizeof lam, "%.2f", s.lambda);
-      md << "| " << s.agg << " | " << lam << " | " << percent(s.scores[0]) << " | " << percent(s.scores[1]) << " | "
-         << percent(s.scores[2]) << " |\n";
-      rows.push_back({{"agg", s.agg}, {"lambda", s.lambda}, {"text_percent", s.scores[0] * 100},
-                      {"image_percent", s.scores[1] * 100}, {"group_percent", s.scores[2] * 100}});
+      md << "| " << s.agg << " | " << lam << " | " << percent(s.scores[0]) << " | "
+         << percent(s.scores[1]) << " | " << percent(s.scores[2]) << " |\n";
+      rows.push_back({{"agg", s.agg},
+                      {"lambda", s.lambda},
+                      {"text_percent", s.scores[0] * 100},
+                      {"image_percent", s.scores[1] * 100},
+                      {"group_percent", s.scores[2] * 100}});
     }
     const auto& orig = settings.front();  // mean, lambda = first (0 by default)
     char lam[16];
     std::snprintf(lam, sizeof lam, "%.2f", best->lambda);
-    md << "\n| | Text | Image | Group |\n|---|---:|---:|---:|\n| Original | " << percent(orig.scores[0]) << " | "
-       << percent(orig.scores[1]) << " | " << percent(orig.scores[2]) << " |\n| Augmented (best: " << best->agg
-       << ", lambda " << lam << ") | " << percent(best->scores[0]) << " | " << percent(best->scores[1]) << " | "
+    md << "\n| | Text | Image | Group |\n|---|---:|---:|---:|\n| Original | "
+       << percent(orig.scores[0]) << " | " << percent(orig.scores[1]) << " | "
+       << percent(orig.scores[2]) << " |\n| Augmented (best: " << best->agg << ", lambda " << lam
+       << ") | " << percent(best->scores[0]) << " | " << percent(best->scores[1]) << " | "
        << percent(best->scores[2]) << " |\n";
-    j["augmentations"].push_back({{"name", g}, {"variants", sub.size()}, {"captions", covered}, {"settings", rows},
-                                  {"best", {{"agg", best->agg}, {"lambda", best->lambda}, {"group_percent", best->scores[2] * 100}}}});
+    j["augmentations"].push_back({{"name", g},
+                                  {"variants", sub.size()},
+                                  {"captions", covered},
+                                  {"settings", rows},
+                                  {"best",
+                                   {{"agg", best->agg},
+                                    {"lambda", best->lambda},
+                                    {"group_percent", best->scores[2] * 100}}}});
   }
   OutputSet out;
   if (!f.json.empty()) out.add(f.json, j.dump(2) + "\n");
@@ -155,24 +183,34 @@ int run_eval(const EvalFlags& f) {
 }  // namespace
 
 void add_variants(CLI::App& app, int& exit_code) {
-  CLI::App* cmd = app.add_subcommand("variants", "Caption variants: generate them, and score with S_aug");
+  CLI::App* cmd =
+      app.add_subcommand("variants", "Caption variants: generate them, and score with S_aug");
   cmd->require_subcommand(1);
   auto g = std::make_shared<GenerateFlags>();
-  CLI::App* gen = cmd->add_subcommand("generate", "Generate caption variants offline (WordNet, substitution lists)");
+  CLI::App* gen = cmd->add_subcommand(
+      "generate", "Generate caption variants offline (WordNet, substitution lists)");
   gen->add_option("--data", g->data, "Dataset folder")->required();
-  gen->add_option("--method", g->methods, "wordnet-synonym, wordnet-hypernym, wordnet-hyponym, substitution")
-      ->capture_default_str()->delimiter(',');
-  gen->add_option("--substitutions", g->substitutions, "CSV word,replacement (e.g. slang) for substitution");
+  gen->add_option("--method", g->methods,
+                  "wordnet-synonym, wordnet-hypernym, wordnet-hyponym, substitution")
+      ->capture_default_str()
+      ->delimiter(',');
+  gen->add_option("--substitutions", g->substitutions,
+                  "CSV word,replacement (e.g. slang) for substitution");
   gen->add_option("--wordnet", g->wordnet, "WordNet database folder")->capture_default_str();
-  gen->add_option("--per-caption", g->options.per_caption, "Variants per caption and method")->capture_default_str();
+  gen->add_option("--per-caption", g->options.per_caption, "Variants per caption and method")
+      ->capture_default_str();
   gen->add_option("--seed", g->options.seed, "Seed")->capture_default_str();
   gen->add_option("--out", g->out, "Output JSONL (id, caption, augmentation, text)")->required();
   gen->callback([g, &exit_code] { exit_code = guarded([&] { return run_generate(*g); }); });
   auto e = std::make_shared<EvalFlags>();
-  CLI::App* ev = cmd->add_subcommand("eval", "Text, image and group scores with the augmentation-aware score");
+  CLI::App* ev =
+      cmd->add_subcommand("eval", "Text, image and group scores with the augmentation-aware score");
   ev->add_option("--data", e->data, "Dataset folder")->required();
-  ev->add_option("--variants", e->variants, "Variant JSONL files (generated here or elsewhere)")->required();
-  ev->add_option("--lambdas", e->lambdas, "Values of lambda")->capture_default_str()->delimiter(',');
+  ev->add_option("--variants", e->variants, "Variant JSONL files (generated here or elsewhere)")
+      ->required();
+  ev->add_option("--lambdas", e->lambdas, "Values of lambda")
+      ->capture_default_str()
+      ->delimiter(',');
   ev->add_option("--json", e->json, "Write the JSON report");
   ev->add_option("--markdown", e->markdown, "Write the markdown tables to a file");
   ev->add_flag("--quiet", e->quiet, "Do not print the tables");
