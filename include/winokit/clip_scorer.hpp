@@ -56,6 +56,14 @@ struct ImageRequest {
 // A request that reads an image file (named `name`, or its path when empty).
 ImageRequest image_file_request(const std::string& path, std::string name = {});
 
+// Every image and caption of a dataset in dataset order (image / caption 2 * example + k);
+// the requests read from `store`, which must outlive them.
+struct DatasetItems {
+  std::vector<ImageRequest> images;
+  std::vector<std::string> captions;
+};
+DatasetItems dataset_items(const Dataset& dataset, const ImageStore& store);
+
 struct EmbedStats {
   std::size_t images_computed = 0, images_cached = 0, texts_computed = 0, texts_cached = 0;
   std::size_t cache_corrupt = 0;

@@ -14,8 +14,8 @@
 namespace winokit {
 
 struct WordPatchMaps {
-  int grid = 0;                      // patches per side
-  std::vector<float> pixels;         // the preprocessed image [3, side, side]
+  int grid = 0;                                  // patches per side
+  std::vector<float> pixels;                     // the preprocessed image [3, side, side]
   std::vector<std::vector<std::string>> tokens;  // per caption (start and end tokens dropped)
   // per caption, per token: cosine similarity to each patch, row-major [grid * grid]
   std::vector<std::vector<std::vector<float>>> similarity;

@@ -87,6 +87,18 @@ ImageRequest image_file_request(const std::string& path, std::string name) {
           }};
 }
 
+DatasetItems dataset_items(const Dataset& dataset, const ImageStore& store) {
+  DatasetItems items;
+  for (const auto& ex : dataset.examples) {
+    for (std::size_t k = 0; k < 2; ++k) {
+      const std::string image = ex.images[k];
+      items.images.push_back({image, [&store, image] { return store.read(image); }});
+      items.captions.push_back(ex.captions[k]);
+    }
+  }
+  return items;
+}
+
 double clip_score(const float* text, const float* image, int dim, double logit_scale_exp) {
   double tt = 0, ii = 0, ti = 0;
   for (int k = 0; k < dim; ++k) {
@@ -108,7 +120,8 @@ void check_batch_memory(const ClipConfig& cfg, int batch) {
   const double bytes = 4.0 * (rows * (w * 6 + cfg.vision.mlp) +
                               batch * heads * cfg.vision_tokens() * cfg.vision_tokens() +
                               2.0 * batch * 3.0 * cfg.image_size * cfg.image_size);
-  const double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGE_SIZE);
+  const double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
+                          static_cast<double>(::sysconf(_SC_PAGE_SIZE));
   constexpr double kShare = 0.75;  // leave room for the weights and the rest of the system
   if (physical > 0 && bytes > kShare * physical) {
     char msg[256];

@@ -11,10 +11,12 @@ namespace winokit {
 namespace {
 std::vector<float> unit(const float* v, int dim) {
   double s = 0;
-  for (int k = 0; k < dim; ++k) s += static_cast<double>(v[k]) * v[k];
+  for (int k = 0; k < dim; ++k)
+    s += static_cast<double>(v[k]) * v[k];
   const double inv = s > 0 ? 1.0 / std::sqrt(s) : 0.0;
   std::vector<float> out(static_cast<std::size_t>(dim));
-  for (int k = 0; k < dim; ++k) out[static_cast<std::size_t>(k)] = static_cast<float>(v[k] * inv);
+  for (int k = 0; k < dim; ++k)
+    out[static_cast<std::size_t>(k)] = static_cast<float>(v[k] * inv);
   return out;
 }
 }  // namespace
@@ -29,7 +31,8 @@ WordPatchMaps word_patch_maps(const ClipRuntime& rt, const ImageBytes& image,
   o.token_states = true;
   const TowerOutput img = rt.model->encode_images(out.pixels.data(), 1, o);
   std::vector<std::vector<int>> ids;
-  for (const auto& cap : captions) ids.push_back(rt.tokenizer->encode(cap, c.context_length));
+  for (const auto& cap : captions)
+    ids.push_back(rt.tokenizer->encode(cap, c.context_length));
   const TowerOutput txt = rt.model->encode_texts(ids, o);
   const int e = c.embed_dim, patches = out.grid * out.grid;
   for (std::size_t q = 0; q < captions.size(); ++q) {
@@ -41,9 +44,12 @@ WordPatchMaps word_patch_maps(const ClipRuntime& rt, const ImageBytes& image,
       const auto tv = unit(&txt.tokens[(q * static_cast<std::size_t>(txt.token_count) + t) * e], e);
       std::vector<float> row(static_cast<std::size_t>(patches));
       for (int p = 0; p < patches; ++p) {
-        const auto pv = unit(&img.tokens[static_cast<std::size_t>(1 + p) * e], e);  // token 0 is the class token
+        const auto pv = unit(&img.tokens[static_cast<std::size_t>(1 + p) * e],
+                             e);  // token 0 is the class token
         double d = 0;
-        for (int k = 0; k < e; ++k) d += static_cast<double>(tv[static_cast<std::size_t>(k)]) * pv[static_cast<std::size_t>(k)];
+        for (int k = 0; k < e; ++k)
+          d += static_cast<double>(tv[static_cast<std::size_t>(k)]) *
+               pv[static_cast<std::size_t>(k)];
         row[static_cast<std::size_t>(p)] = static_cast<float>(d);
       }
       sims.push_back(std::move(row));
@@ -65,7 +71,8 @@ std::string render_heatmap_png(const std::vector<float>& pixels, const Preproces
       const int p = (y * grid / side) * grid + (x * grid / side);
       const float heat = (map[static_cast<std::size_t>(p)] - *lo) / range;
       for (int ch = 0; ch < 3; ++ch) {
-        const float v = pixels[(static_cast<std::size_t>(ch) * side + y) * side + x] * cfg.std[static_cast<std::size_t>(ch)] +
+        const float v = pixels[(static_cast<std::size_t>(ch) * side + y) * side + x] *
+                            cfg.std[static_cast<std::size_t>(ch)] +
                         cfg.mean[static_cast<std::size_t>(ch)];
         const float base = std::clamp(v, 0.0f, 1.0f) * 255.0f * (1.0f - kOverlay * heat);
         const float colour = ch == 0 ? 255.0f * kOverlay * heat : 0.0f;

@@ -15,6 +15,7 @@ namespace winokit {
 namespace fs = std::filesystem;
 using detail::Linear;
 using detail::PostOp;
+using detail::softmax_inplace;
 
 namespace {
 
@@ -264,18 +265,10 @@ void attention(const float* qkv, int seqs, int len, int width, int heads, bool c
             for (std::size_t j = 0; j < count; ++j)
               scores[j] += qk * row[j];
           }
-          float max_score = -INFINITY;
-          for (std::size_t j = 0; j < count; ++j)
-            max_score = std::max(max_score, scores[j]);
-          float sum = 0;
-          for (std::size_t j = 0; j < count; ++j) {
-            scores[j] = std::exp(scores[j] - max_score);
-            sum += scores[j];
-          }
-          const float inv = 1.0f / sum;
+          softmax_inplace(scores.data(), count);
           std::fill(acc.begin(), acc.end(), 0.0f);
           for (std::size_t j = 0; j < count; ++j) {
-            const float p = scores[j] * inv;
+            const float p = scores[j];
             const float* vj = base + j * stride + 2 * static_cast<std::size_t>(width) +
                               static_cast<std::size_t>(h) * d;
             for (int k = 0; k < d; ++k)

@@ -231,18 +231,7 @@ void BatchedAttention::run(const float* qkv, int seqs, int len, int width, int h
   const std::size_t rows = static_cast<std::size_t>(B * H * S), n = static_cast<std::size_t>(S);
 #pragma omp parallel for schedule(static)
   for (std::size_t r = 0; r < rows; ++r) {
-    float* row = &probs[r * n];
-    float mx = -INFINITY;
-    for (std::size_t j = 0; j < n; ++j)
-      mx = std::max(mx, row[j]);
-    float sum = 0;
-    for (std::size_t j = 0; j < n; ++j) {
-      row[j] = std::exp(row[j] - mx);
-      sum += row[j];
-    }
-    const float inv = 1.0f / sum;
-    for (std::size_t j = 0; j < n; ++j)
-      row[j] *= inv;
+    softmax_inplace(&probs[r * n], n);
   }
   prims.values.execute(stream, {{DNNL_ARG_SRC, p}, {DNNL_ARG_WEIGHTS, v}, {DNNL_ARG_DST, o}});
   stream.wait();

@@ -8,7 +8,26 @@
 
 #include "winokit/clip.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
 namespace winokit::detail {
+
+// In-place softmax of row[0..n) (max subtracted first), in a fixed order.
+inline void softmax_inplace(float* row, std::size_t n) {
+  float mx = -INFINITY;
+  for (std::size_t j = 0; j < n; ++j)
+    mx = std::max(mx, row[j]);
+  float sum = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    row[j] = std::exp(row[j] - mx);
+    sum += row[j];
+  }
+  const float inv = 1.0f / sum;
+  for (std::size_t j = 0; j < n; ++j)
+    row[j] *= inv;
+}
 
 enum class PostOp { None, QuickGelu, Gelu };
 

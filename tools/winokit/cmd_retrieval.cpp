@@ -34,15 +34,9 @@ int run(const RetrievalFlags& f) {
     ClipRuntime rt = f.model.load();
     if (name.empty()) name = model_name(f.model.model);
     ImageStore store = ImageStore::open(ds.root);
-    std::vector<ImageRequest> requests;
-    std::vector<std::string> captions;
-    for (const auto& ex : ds.examples) {
-      for (int k = 0; k < 2; ++k) {
-        const std::string img = ex.images[static_cast<std::size_t>(k)];
-        requests.push_back({img, [&store, img] { return store.read(img); }});
-        captions.push_back(ex.captions[static_cast<std::size_t>(k)]);
-      }
-    }
+    DatasetItems items = dataset_items(ds, store);
+    const std::vector<std::string>& captions = items.captions;
+    const std::vector<ImageRequest>& requests = items.images;
     const auto t = embed_texts(rt, captions);
     const auto im = embed_images(rt, requests);
     const int n = static_cast<int>(captions.size());

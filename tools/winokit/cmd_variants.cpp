@@ -71,15 +71,9 @@ int run_eval(const EvalFlags& f) {
   }
   ClipRuntime rt = f.model.load();
   ImageStore store = ImageStore::open(ds.root);
-  std::vector<ImageRequest> requests;
-  std::vector<std::string> texts;
-  for (const auto& ex : ds.examples) {
-    for (int k = 0; k < 2; ++k) {
-      const std::string img = ex.images[static_cast<std::size_t>(k)];
-      requests.push_back({img, [&store, img] { return store.read(img); }});
-      texts.push_back(ex.captions[static_cast<std::size_t>(k)]);
-    }
-  }
+  DatasetItems items = dataset_items(ds, store);
+  const std::vector<ImageRequest>& requests = items.images;
+  std::vector<std::string> texts = items.captions;
   for (const auto& v : variants)
     texts.push_back(v.text);
   const auto t = embed_texts(rt, texts);
