@@ -77,8 +77,16 @@ ClipConfig load_hf(const fs::path& dir) {
   ClipConfig c;
   c.layout = CheckpointLayout::HuggingFace;
   // Defaults are those of transformers' CLIPTextConfig / CLIPVisionConfig.
-  json tc = cfg.value("text_config", json::object());
-  json vc = cfg.value("vision_config", json::object());
+  // Older configs keep the towers under text_config_dict / vision_config_dict.
+  auto tower = [&](const char* key, const char* legacy) {
+    for (const char* k : {key, legacy}) {
+      auto it = cfg.find(k);
+      if (it != cfg.end() && it->is_object() && !it->empty()) return *it;
+    }
+    return json::object();
+  };
+  json tc = tower("text_config", "text_config_dict");
+  json vc = tower("vision_config", "vision_config_dict");
   c.text.width = field(tc, "hidden_size", 512, file);
   c.text.mlp = field(tc, "intermediate_size", 2048, file);
   c.text.heads = field(tc, "num_attention_heads", 8, file);

@@ -239,6 +239,23 @@ TEST(Checkpoints, ShardedSafetensorsGiveTheSameModel) {
   fs::remove_all(dir);
 }
 
+TEST(GoldenModel, LegacyConfigDictKeys) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("winokit-legacy-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto cfg = nlohmann::json::parse(read_file(kGolden + "models/tiny-gelu-hf/config.json"));
+  cfg["text_config_dict"] = cfg["text_config"];
+  cfg["vision_config_dict"] = cfg["vision_config"];
+  cfg["text_config"] = nullptr;
+  cfg.erase("vision_config");
+  write_file_atomic(dir / "config.json", cfg.dump());
+  auto c = load_clip_config(dir);
+  EXPECT_EQ(c.vision.width, 128);
+  EXPECT_EQ(c.vision.act, Activation::Gelu);
+  EXPECT_EQ(c.text.heads, 4);
+  fs::remove_all(dir);
+}
+
 TEST(Heatmap, WordPatchMapsOfAGoldenModel) {
   auto tok = std::make_shared<ClipTokenizer>(
       ClipTokenizer::from_hf(kGolden + "vocab/vocab.json", kGolden + "vocab/merges.txt"));
