@@ -36,6 +36,12 @@ class SafeTensors {
  public:
   // `path` is a .safetensors file or a model.safetensors.index.json (shards are opened).
   static SafeTensors open(const std::filesystem::path& path);
+  // A PyTorch zip checkpoint (torch.save since 1.6: pytorch_model.bin, *.pt), read through a
+  // restricted unpickler that only rebuilds tensors: the only callables it accepts are
+  // collections.OrderedDict, torch._utils._rebuild_tensor_v2 and _rebuild_parameter, and
+  // storages of float32, float16 and bfloat16; anything else is refused by name and no pickle
+  // code is ever executed. A {"state_dict": {...}} wrapper and "module." prefixes are unwrapped.
+  static SafeTensors open_torch(const std::filesystem::path& path);
   SafeTensors(SafeTensors&&) noexcept;
   SafeTensors& operator=(SafeTensors&&) noexcept;
   ~SafeTensors();
@@ -53,9 +59,10 @@ class SafeTensors {
   std::string content_hash() const;
 
  private:
-  SafeTensors() = default;
+  SafeTensors();
   struct Mapping;
   std::vector<std::unique_ptr<Mapping>> mappings_;
+  std::vector<std::unique_ptr<std::string>> owned_;  // tensor bytes read from a zip checkpoint
   std::map<std::string, TensorView> tensors_;
   std::vector<std::string> files_;
 };

@@ -118,6 +118,7 @@ struct SafeTensors::Mapping {
   }
 };
 
+SafeTensors::SafeTensors() = default;
 SafeTensors::SafeTensors(SafeTensors&&) noexcept = default;
 SafeTensors& SafeTensors::operator=(SafeTensors&&) noexcept = default;
 SafeTensors::~SafeTensors() = default;
@@ -296,6 +297,7 @@ std::vector<float> SafeTensors::to_float(const std::string& name,
 }
 
 std::string SafeTensors::content_hash() const {
+  if (mappings_.empty()) return sha256_file(files_.front());
   std::string digests;
   for (std::size_t i = 0; i < mappings_.size(); ++i) {
     digests += sha256_hex(

@@ -400,23 +400,22 @@ float ClipModel::logit_scale_exp() const {
 ClipModel ClipModel::load(const fs::path& dir) {
   ClipModel model;
   model.impl_->cfg = load_clip_config(dir);
-  fs::path weights;
-  if (model.impl_->cfg.layout == CheckpointLayout::OpenClip) {
-    weights = dir / "open_clip_model.safetensors";
-  } else if (fs::is_regular_file(dir / "model.safetensors")) {
-    weights = dir / "model.safetensors";
-  } else {
-    weights = dir / "model.safetensors.index.json";
+  // Safetensors first; a PyTorch zip checkpoint through the restricted unpickler otherwise.
+  const bool openclip = model.impl_->cfg.layout == CheckpointLayout::OpenClip;
+  const std::vector<fs::path> candidates =
+      openclip
+          ? std::vector<fs::path>{dir / "open_clip_model.safetensors",
+                                  dir / "open_clip_pytorch_model.bin"}
+          : std::vector<fs::path>{dir / "model.safetensors", dir / "model.safetensors.index.json",
+                                  dir / "pytorch_model.bin"};
+  auto found = std::find_if(candidates.begin(), candidates.end(),
+                            [](const fs::path& p) { return fs::is_regular_file(p); });
+  if (found == candidates.end()) {
+    throw IoError((dir / candidates.front().filename()).string() + ": not found",
+                  "a CLIP checkpoint folder holds its weights as safetensors or a PyTorch .bin");
   }
-  if (!fs::is_regular_file(weights)) {
-    bool bin =
-        fs::exists(dir / "pytorch_model.bin") || fs::exists(dir / "open_clip_pytorch_model.bin");
-    throw IoError(weights.string() + ": not found",
-                  bin ? "this checkpoint has only PyTorch .bin weights; convert them to "
-                        "safetensors (e.g. with the safetensors package's convert script)"
-                      : "a CLIP checkpoint folder holds its weights as safetensors");
-  }
-  CheckpointSource src(SafeTensors::open(weights));
+  CheckpointSource src(found->extension() == ".bin" ? SafeTensors::open_torch(*found)
+                                                    : SafeTensors::open(*found));
   model.impl_->weights_id = src.tensors().content_hash();
   model.impl_->load(src);
   return model;

@@ -3,6 +3,8 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -236,6 +238,27 @@ TEST(Checkpoints, ShardedSafetensorsGiveTheSameModel) {
         << e.what();
     EXPECT_NE(std::string(e.what()).find("[48, 128]"), std::string::npos) << e.what();
   }
+  fs::remove_all(dir);
+}
+
+TEST(Checkpoints, PyTorchZipCheckpointGivesTheSameModel) {
+  namespace fs = std::filesystem;
+  const fs::path src = kGolden + "models/tiny-quickgelu-f16-hf";
+  const fs::path dir = fs::temp_directory_path() / ("winokit-torch-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (const char* f : {"config.json", "preprocessor_config.json", "vocab.json", "merges.txt"}) {
+    fs::copy_file(src / f, dir / f, fs::copy_options::overwrite_existing);
+  }
+  // The fixture writer uses only Python's standard library (torch.save's layout and opcodes).
+  const std::string cmd =
+      "python3 " + std::string(WINOKIT_SOURCE_DIR) + "/tests/fixtures/make_torch_checkpoint.py " +
+      (src / "model.safetensors").string() + " " + (dir / "pytorch_model.bin").string();
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  ClipModel from_bin = ClipModel::load(dir);
+  ClipModel from_safetensors = ClipModel::load(src);
+  auto ids = golden_ids();
+  EXPECT_EQ(from_bin.encode_texts(ids).embeds, from_safetensors.encode_texts(ids).embeds);
+  EXPECT_EQ(from_bin.logit_scale_exp(), from_safetensors.logit_scale_exp());
   fs::remove_all(dir);
 }
 

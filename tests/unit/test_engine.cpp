@@ -1,6 +1,8 @@
 // The engine's building blocks against plain reference implementations, and their error paths.
 #include <gtest/gtest.h>
 
+#include <zip.h>
+
 #include <cmath>
 
 #include "model/gemm.hpp"
@@ -143,6 +145,40 @@ TEST(SafeTensors, ErrorsNameTheTensorAndBothShapes) {
   EXPECT_THROW(SafeTensors::open(index), InputError);
   auto missing = dir.write("m.index.json", R"({"weight_map": {"w": "nope.safetensors"}})");
   EXPECT_THROW(SafeTensors::open(missing), IoError);
+}
+
+// A zip with one data.pkl, as torch.save writes it.
+std::filesystem::path torch_zip(const test::TempDir& dir, const std::string& name,
+                                const std::string& pickle) {
+  const auto path = dir.path() / name;
+  int err = 0;
+  zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+  zip_source_t* s = zip_source_buffer(z, pickle.data(), pickle.size(), 0);
+  zip_file_add(z, "archive/data.pkl", s, 0);
+  zip_close(z);
+  return path;
+}
+
+TEST(TorchCheckpoint, RefusesAnythingButTensors) {
+  test::TempDir dir;
+  // pickle.dumps(os.system('ls')): GLOBAL os.system, then REDUCE.
+  using namespace std::string_literals;
+  const std::string hostile = "\x80\x02"s + "cos\nsystem\n" + "q\x00"s + "X\x02\x00\x00\x00"s +
+                              "ls" + "q\x01"s + "\x85" + "R.";
+  try {
+    SafeTensors::open_torch(torch_zip(dir, "evil.bin", hostile));
+    FAIL() << "a hostile pickle was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("refusing to load os.system"), std::string::npos)
+        << e.what();
+  }
+  // builtins.eval through STACK_GLOBAL (protocol 4) is refused too.
+  const std::string stack_global =
+      "\x80\x04"s + "\x8c\x08" + "builtins" + "\x8c\x04" + "eval" + "\x93.";
+  EXPECT_THROW(SafeTensors::open_torch(torch_zip(dir, "evil2.bin", stack_global)), InputError);
+  EXPECT_THROW(SafeTensors::open_torch(torch_zip(dir, "empty.bin", "\x80\x02"s + "}.")),
+               InputError);  // no tensors
+  EXPECT_THROW(SafeTensors::open_torch(dir.write("old.bin", "not a zip")), InputError);
 }
 
 TEST(Tokenizer, HtmlUnescapeLikePython) {

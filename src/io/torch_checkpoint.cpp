@@ -1,0 +1,461 @@
+// A restricted unpickler for PyTorch zip checkpoints: a small pickle machine that understands
+// the opcodes torch.save emits and rebuilds tensors, and refuses every other callable.
+#include <zip.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <variant>
+
+#include "winokit/error.hpp"
+#include "winokit/safetensors.hpp"
+
+namespace winokit {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Value;
+using Ref = std::shared_ptr<Value>;
+
+struct Global {
+  std::string module, name;
+};
+struct StorageRef {
+  DType dtype = DType::F32;
+  std::string key;
+  std::int64_t numel = 0;
+};
+struct TensorRef {
+  StorageRef storage;
+  std::int64_t offset = 0;
+  std::vector<std::int64_t> shape, stride;
+};
+struct Mark {};
+using Items = std::vector<Ref>;
+using Pairs = std::vector<std::pair<Ref, Ref>>;
+
+struct Value {
+  std::variant<std::monostate, bool, std::int64_t, double, std::string, Items /*tuple or list*/,
+               Pairs /*dict*/, Global, StorageRef, TensorRef, Mark>
+      v;
+};
+
+Ref make(auto x) {
+  auto r = std::make_shared<Value>();
+  r->v = std::move(x);
+  return r;
+}
+
+class Unpickler {
+ public:
+  Unpickler(std::string_view data, std::string file) : d_(data), file_(std::move(file)) {}
+
+  Ref load() {
+    while (true) {
+      if (pos_ >= d_.size()) fail("truncated pickle (no STOP)");
+      const auto op = static_cast<unsigned char>(d_[pos_++]);
+      switch (op) {
+        case 0x80:
+          pos_ += 1;
+          break;  // PROTO
+        case 0x95:
+          pos_ += 8;
+          break;  // FRAME
+        case '.':
+          return pop();  // STOP
+        case '(':
+          stack_.push_back(make(Mark{}));
+          break;
+        case ')':
+          stack_.push_back(make(Items{}));
+          break;
+        case ']':
+          stack_.push_back(make(Items{}));
+          break;
+        case '}':
+          stack_.push_back(make(Pairs{}));
+          break;
+        case 't':
+          stack_.push_back(make(pop_mark()));
+          break;
+        case 0x85:
+        case 0x86:
+        case 0x87: {  // TUPLE1..3
+          Items items(op - 0x84);
+          for (auto it = items.rbegin(); it != items.rend(); ++it)
+            *it = pop();
+          stack_.push_back(make(std::move(items)));
+          break;
+        }
+        case 'a': {
+          Ref v = pop();
+          std::get<Items>(top()->v).push_back(v);
+          break;
+        }
+        case 'e': {
+          Items items = pop_mark();
+          auto& list = std::get<Items>(top()->v);
+          list.insert(list.end(), items.begin(), items.end());
+          break;
+        }
+        case 's': {
+          Ref v = pop(), k = pop();
+          dict(top()).emplace_back(k, v);
+          break;
+        }
+        case 'u': {
+          Items items = pop_mark();
+          if (items.size() % 2) fail("SETITEMS with an odd number of items");
+          auto& pairs = dict(top());
+          for (std::size_t i = 0; i < items.size(); i += 2)
+            pairs.emplace_back(items[i], items[i + 1]);
+          break;
+        }
+        case 'q':
+          memo_[read<std::uint8_t>()] = top();
+          break;
+        case 'r':
+          memo_[read<std::uint32_t>()] = top();
+          break;
+        case 0x94:
+          memo_[memo_.size()] = top();
+          break;  // MEMOIZE
+        case 'h':
+          stack_.push_back(memo(read<std::uint8_t>()));
+          break;
+        case 'j':
+          stack_.push_back(memo(read<std::uint32_t>()));
+          break;
+        case 'J':
+          stack_.push_back(make(static_cast<std::int64_t>(read<std::int32_t>())));
+          break;
+        case 'K':
+          stack_.push_back(make(static_cast<std::int64_t>(read<std::uint8_t>())));
+          break;
+        case 'M':
+          stack_.push_back(make(static_cast<std::int64_t>(read<std::uint16_t>())));
+          break;
+        case 0x8a: {  // LONG1: little-endian two's complement
+          const std::size_t n = read<std::uint8_t>();
+          if (n > 8) fail("integer too large");
+          std::int64_t v = 0;
+          for (std::size_t i = 0; i < n; ++i)
+            v |= static_cast<std::int64_t>(static_cast<unsigned char>(bytes(1)[0])) << (8 * i);
+          if (n > 0 && n < 8 && (v >> (8 * n - 1)) & 1) v -= std::int64_t{1} << (8 * n);
+          stack_.push_back(make(v));
+          break;
+        }
+        case 'N':
+          stack_.push_back(make(std::monostate{}));
+          break;
+        case 0x88:
+          stack_.push_back(make(true));
+          break;
+        case 0x89:
+          stack_.push_back(make(false));
+          break;
+        case 'G': {  // BINFLOAT, big-endian
+          std::uint64_t bits = 0;
+          for (unsigned char c : bytes(8))
+            bits = (bits << 8) | c;
+          double v;
+          std::memcpy(&v, &bits, 8);
+          stack_.push_back(make(v));
+          break;
+        }
+        case 'X':
+          stack_.push_back(make(std::string(bytes(read<std::uint32_t>()))));
+          break;
+        case 0x8c:
+          stack_.push_back(make(std::string(bytes(read<std::uint8_t>()))));
+          break;
+        case 0x8d:
+          stack_.push_back(
+              make(std::string(bytes(static_cast<std::size_t>(read<std::uint64_t>())))));
+          break;
+        case 'U':
+          stack_.push_back(make(std::string(bytes(read<std::uint8_t>()))));
+          break;
+        case 'T':
+          stack_.push_back(make(std::string(bytes(read<std::uint32_t>()))));
+          break;
+        case 'c': {
+          std::string module = line(), name = line();
+          stack_.push_back(make(allowed(module, name)));
+          break;
+        }
+        case 0x93: {  // STACK_GLOBAL
+          std::string name = text(pop()), module = text(pop());
+          stack_.push_back(make(allowed(module, name)));
+          break;
+        }
+        case 'Q':
+          stack_.push_back(persistent(pop()));
+          break;
+        case 'R': {
+          Ref args = pop(), callable = pop();
+          stack_.push_back(call(callable, args));
+          break;
+        }
+        case 'b':
+          pop();
+          break;  // BUILD: state of an OrderedDict (_metadata) or a tensor; unused
+        default: {
+          char hex[8];
+          std::snprintf(hex, sizeof hex, "0x%02x", op);
+          fail(std::string("unsupported pickle opcode ") + hex +
+               " (not a plain PyTorch state dict)");
+        }
+      }
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) const {
+    throw InputError({file_, 0, ""}, why + " at byte " + std::to_string(pos_));
+  }
+  std::string_view bytes(std::size_t n) {
+    if (pos_ + n > d_.size()) fail("truncated pickle");
+    auto out = d_.substr(pos_, n);
+    pos_ += n;
+    return out;
+  }
+  template <typename T>
+  T read() {
+    T v;
+    std::memcpy(&v, bytes(sizeof(T)).data(), sizeof(T));
+    return v;
+  }
+  std::string line() {
+    auto end = d_.find('\n', pos_);
+    if (end == std::string_view::npos) fail("truncated GLOBAL");
+    std::string s(d_.substr(pos_, end - pos_));
+    pos_ = end + 1;
+    return s;
+  }
+  Ref pop() {
+    if (stack_.empty()) fail("stack underflow");
+    Ref r = stack_.back();
+    stack_.pop_back();
+    return r;
+  }
+  Ref& top() {
+    if (stack_.empty()) fail("stack underflow");
+    return stack_.back();
+  }
+  Items pop_mark() {
+    Items items;
+    while (true) {
+      Ref r = pop();
+      if (std::holds_alternative<Mark>(r->v)) break;
+      items.push_back(r);
+    }
+    return {items.rbegin(), items.rend()};
+  }
+  Pairs& dict(Ref& r) {
+    if (!std::holds_alternative<Pairs>(r->v)) fail("SETITEM on something that is not a dict");
+    return std::get<Pairs>(r->v);
+  }
+  Ref memo(std::size_t i) {
+    auto it = memo_.find(i);
+    if (it == memo_.end()) fail("unknown memo entry");
+    return it->second;
+  }
+  std::string text(const Ref& r) {
+    if (!std::holds_alternative<std::string>(r->v)) fail("expected a string");
+    return std::get<std::string>(r->v);
+  }
+  std::int64_t integer(const Ref& r) {
+    if (!std::holds_alternative<std::int64_t>(r->v)) fail("expected an integer");
+    return std::get<std::int64_t>(r->v);
+  }
+  std::vector<std::int64_t> ints(const Ref& r) {
+    if (!std::holds_alternative<Items>(r->v)) fail("expected a tuple of integers");
+    std::vector<std::int64_t> out;
+    for (const auto& x : std::get<Items>(r->v))
+      out.push_back(integer(x));
+    return out;
+  }
+  // Only the globals a state dict of tensors needs; everything else is refused by name.
+  Global allowed(const std::string& module, const std::string& name) {
+    static const std::map<std::string, std::vector<std::string>> kAllowed = {
+        {"collections", {"OrderedDict"}},
+        {"torch._utils", {"_rebuild_tensor_v2", "_rebuild_parameter"}},
+        {"torch", {"FloatStorage", "HalfStorage", "BFloat16Storage"}}};
+    auto it = kAllowed.find(module);
+    if (it == kAllowed.end() ||
+        std::find(it->second.begin(), it->second.end(), name) == it->second.end()) {
+      fail("refusing to load " + module + "." + name +
+           " (only tensors are read from PyTorch checkpoints; convert the checkpoint to "
+           "safetensors)");
+    }
+    return {module, name};
+  }
+  Ref persistent(const Ref& pid) {
+    if (!std::holds_alternative<Items>(pid->v)) fail("unexpected persistent id");
+    const auto& t = std::get<Items>(pid->v);
+    if (t.size() < 5 || text(t[0]) != "storage" || !std::holds_alternative<Global>(t[1]->v)) {
+      fail("unexpected persistent id");
+    }
+    const std::string& type = std::get<Global>(t[1]->v).name;
+    StorageRef s;
+    s.dtype = type == "FloatStorage"  ? DType::F32
+              : type == "HalfStorage" ? DType::F16
+                                      : DType::BF16;
+    s.key = text(t[2]);
+    s.numel = integer(t[4]);
+    return make(s);
+  }
+  Ref call(const Ref& callable, const Ref& args) {
+    if (!std::holds_alternative<Global>(callable->v) || !std::holds_alternative<Items>(args->v)) {
+      fail("REDUCE of something that is not an allowed global");
+    }
+    const Global& g = std::get<Global>(callable->v);
+    const Items& a = std::get<Items>(args->v);
+    if (g.name == "OrderedDict") return make(Pairs{});
+    if (g.name == "_rebuild_parameter") {
+      if (a.empty() || !std::holds_alternative<TensorRef>(a[0]->v))
+        fail("_rebuild_parameter without a tensor");
+      return a[0];
+    }
+    if (g.name == "_rebuild_tensor_v2") {
+      if (a.size() < 4 || !std::holds_alternative<StorageRef>(a[0]->v))
+        fail("malformed _rebuild_tensor_v2 call");
+      TensorRef t;
+      t.storage = std::get<StorageRef>(a[0]->v);
+      t.offset = integer(a[1]);
+      t.shape = ints(a[2]);
+      t.stride = ints(a[3]);
+      return make(t);
+    }
+    fail("refusing to call " + g.module + "." + g.name);
+  }
+
+  std::string_view d_;
+  std::string file_;
+  std::size_t pos_ = 0;
+  std::vector<Ref> stack_;
+  std::map<std::size_t, Ref> memo_;
+};
+
+struct ZipReader {
+  zip_t* z = nullptr;
+  ~ZipReader() {
+    if (z != nullptr) zip_discard(z);
+  }
+  std::string read(const std::string& member, const std::string& file) const {
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_stat(z, member.c_str(), 0, &st) != 0)
+      throw InputError({file, 0, ""}, "missing archive member " + member);
+    zip_file_t* f = zip_fopen(z, member.c_str(), 0);
+    if (f == nullptr) throw InputError({file, 0, ""}, "cannot open archive member " + member);
+    std::string out(static_cast<std::size_t>(st.size), '\0');
+    const zip_int64_t got = zip_fread(f, out.data(), st.size);
+    zip_fclose(f);
+    if (got < 0 || static_cast<zip_uint64_t>(got) != st.size)
+      throw InputError({file, 0, ""}, "truncated member " + member);
+    return out;
+  }
+};
+
+}  // namespace
+
+SafeTensors SafeTensors::open_torch(const fs::path& path) {
+  const std::string file = path.string();
+  int err = 0;
+  ZipReader zip;
+  zip.z = zip_open(file.c_str(), ZIP_RDONLY, &err);
+  if (zip.z == nullptr) {
+    if (!fs::exists(path)) throw IoError(file + ": not found");
+    throw InputError({file, 0, ""},
+                     "not a PyTorch zip checkpoint (files saved before PyTorch 1.6 are not read)",
+                     "re-save it with a recent PyTorch, or convert it to safetensors");
+  }
+  std::string pkl_member;
+  const zip_int64_t n = zip_get_num_entries(zip.z, 0);
+  for (zip_int64_t i = 0; i < n; ++i) {
+    const std::string name = zip_get_name(zip.z, static_cast<zip_uint64_t>(i), 0);
+    if (name.size() >= 9 && name.compare(name.size() - 9, 9, "/data.pkl") == 0) pkl_member = name;
+  }
+  if (pkl_member.empty()) throw InputError({file, 0, ""}, "no data.pkl in the archive");
+  const std::string prefix = pkl_member.substr(0, pkl_member.size() - 8);  // ends with '/'
+  const std::string pickle = zip.read(pkl_member, file);
+  Ref root = Unpickler(pickle, file).load();
+  if (!std::holds_alternative<Pairs>(root->v))
+    throw InputError({file, 0, ""}, "the checkpoint is not a dict");
+  const Pairs* entries = &std::get<Pairs>(root->v);
+  for (const auto& [k, v] : *entries) {
+    if (std::holds_alternative<std::string>(k->v) && std::get<std::string>(k->v) == "state_dict" &&
+        std::holds_alternative<Pairs>(v->v)) {
+      entries = &std::get<Pairs>(v->v);
+      break;
+    }
+  }
+  SafeTensors st;
+  st.files_.push_back(file);
+  std::map<std::string, std::string*> storages;
+  for (const auto& [k, v] : *entries) {
+    if (!std::holds_alternative<std::string>(k->v) || !std::holds_alternative<TensorRef>(v->v))
+      continue;
+    std::string name = std::get<std::string>(k->v);
+    if (name.rfind("module.", 0) == 0) name = name.substr(7);
+    const TensorRef& t = std::get<TensorRef>(v->v);
+    auto it = storages.find(t.storage.key);
+    if (it == storages.end()) {
+      st.owned_.push_back(
+          std::make_unique<std::string>(zip.read(prefix + "data/" + t.storage.key, file)));
+      it = storages.emplace(t.storage.key, st.owned_.back().get()).first;
+    }
+    const std::string& bytes = *it->second;
+    const std::size_t elem = dtype_size(t.storage.dtype);
+    TensorView view;
+    view.name = name;
+    view.dtype = t.storage.dtype;
+    view.shape = t.shape;
+    view.file = file;
+    const std::int64_t numel = view.numel();
+    // Contiguous (row-major) tensors are used in place; others are copied into that order.
+    bool contiguous = true;
+    std::int64_t expect = 1;
+    for (std::size_t d = t.shape.size(); d-- > 0;) {
+      if (t.shape[d] != 1 && t.stride[d] != expect) contiguous = false;
+      expect *= t.shape[d];
+    }
+    std::int64_t last = t.offset;
+    for (std::size_t d = 0; d < t.shape.size(); ++d)
+      last += (t.shape[d] - 1) * t.stride[d];
+    if (numel > 0 && (t.offset < 0 || static_cast<std::size_t>(last + 1) * elem > bytes.size())) {
+      throw InputError({file, 0, name}, "tensor extends past its storage");
+    }
+    if (contiguous) {
+      view.data = reinterpret_cast<const std::uint8_t*>(bytes.data()) +
+                  static_cast<std::size_t>(t.offset) * elem;
+    } else {
+      auto copy = std::make_unique<std::string>(static_cast<std::size_t>(numel) * elem, '\0');
+      std::vector<std::int64_t> index(t.shape.size(), 0);
+      for (std::int64_t i = 0; i < numel; ++i) {
+        std::int64_t src = t.offset;
+        for (std::size_t d = 0; d < index.size(); ++d)
+          src += index[d] * t.stride[d];
+        std::memcpy(copy->data() + static_cast<std::size_t>(i) * elem,
+                    bytes.data() + static_cast<std::size_t>(src) * elem, elem);
+        for (std::size_t d = index.size(); d-- > 0;) {
+          if (++index[d] < t.shape[d]) break;
+          index[d] = 0;
+        }
+      }
+      view.data = reinterpret_cast<const std::uint8_t*>(copy->data());
+      st.owned_.push_back(std::move(copy));
+    }
+    view.bytes = static_cast<std::size_t>(numel) * elem;
+    st.tensors_[name] = std::move(view);
+  }
+  if (st.tensors_.empty()) throw InputError({file, 0, ""}, "no tensors in the checkpoint");
+  return st;
+}
+
+}  // namespace winokit
