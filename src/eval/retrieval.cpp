@@ -61,30 +61,23 @@ RecallResult retrieval_recall(const ScoreMatrix& m, const std::vector<int>& ks) 
   r.ks = ks;
   const int n = m.captions;
   // Rank of the correct item among all: 1 + (items scored higher) + (other items tied).
-  for (int c = 0; c < n; ++c) {
-    const float s = m.at(c, c);  // caption 2e+j goes with image 2e+j
-    int higher = 0, tied = 0;
-    for (int i = 0; i < n; ++i) {
-      if (i == c) continue;
-      const float v = m.at(c, i);
-      higher += v > s;
-      tied += v == s;
+  // score(q, x): query q against candidate x; the correct candidate of q is x = q.
+  auto rank = [n](auto score, std::vector<int>& ranks, std::size_t& ties) {
+    for (int q = 0; q < n; ++q) {
+      const float s = score(q, q);
+      int higher = 0, tied = 0;
+      for (int x = 0; x < n; ++x) {
+        if (x == q) continue;
+        const float v = score(q, x);
+        higher += v > s;
+        tied += v == s;
+      }
+      ranks.push_back(1 + higher + tied);
+      ties += tied > 0;
     }
-    r.t2i_rank.push_back(1 + higher + tied);
-    r.t2i_ties += tied > 0;
-  }
-  for (int i = 0; i < n; ++i) {
-    const float s = m.at(i, i);
-    int higher = 0, tied = 0;
-    for (int c = 0; c < n; ++c) {
-      if (c == i) continue;
-      const float v = m.at(c, i);
-      higher += v > s;
-      tied += v == s;
-    }
-    r.i2t_rank.push_back(1 + higher + tied);
-    r.i2t_ties += tied > 0;
-  }
+  };
+  rank([&](int c, int i) { return m.at(c, i); }, r.t2i_rank, r.t2i_ties);  // caption -> images
+  rank([&](int i, int c) { return m.at(c, i); }, r.i2t_rank, r.i2t_ties);  // image -> captions
   for (int k : ks) {
     std::size_t t = 0, im = 0;
     for (int x : r.t2i_rank)
