@@ -51,6 +51,11 @@ nlohmann::json json_compare(const CompareResult& result, const nlohmann::json& p
 std::string csv_compare(const CompareResult& result);
 std::string html_compare(const CompareResult& result, const nlohmann::json& provenance);
 
+// A self-contained HTML page from the project's own markdown (headings, pipe tables,
+// paragraphs), with the provenance JSON at the end: the HTML output of the analysis commands.
+std::string markdown_html(const std::string& title, const std::string& markdown,
+                          const nlohmann::json& provenance);
+
 // One SVG chart: per-group bars for text, image and group scores with interval whiskers
 // (bootstrap percentile) and dashed chance lines.
 std::string svg_group_chart(const std::vector<GroupStats>& groups, const std::string& title);

@@ -55,6 +55,8 @@ class SafeTensors {
                               const std::vector<std::int64_t>& expected = {}) const;
   const std::map<std::string, TensorView>& tensors() const { return tensors_; }
   const std::vector<std::string>& files() const { return files_; }
+  // The string pairs of the header's "__metadata__" (all shards merged).
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
   // SHA-256 over the files' bytes in name order: identifies the weights for caches.
   std::string content_hash() const;
 
@@ -65,6 +67,7 @@ class SafeTensors {
   std::vector<std::unique_ptr<std::string>> owned_;  // tensor bytes read from a zip checkpoint
   std::map<std::string, TensorView> tensors_;
   std::vector<std::string> files_;
+  std::map<std::string, std::string> metadata_;
 };
 
 // float16 / bfloat16 bit patterns to float32 (exact).

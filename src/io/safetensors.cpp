@@ -206,7 +206,15 @@ SafeTensors SafeTensors::open(const fs::path& path) {
     const std::size_t data_start = 8 + header_len;
     const std::size_t data_size = mapping->size - data_start;
     for (auto it = header.begin(); it != header.end(); ++it) {
-      if (it.key() == "__metadata__") continue;
+      if (it.key() == "__metadata__") {
+        // The format says string values; anything else is skipped rather than refused, so a
+        // checkpoint written by a lax tool still loads.
+        if (!it.value().is_object()) continue;
+        for (auto m = it.value().begin(); m != it.value().end(); ++m) {
+          if (m.value().is_string()) st.metadata_[m.key()] = m.value().get<std::string>();
+        }
+        continue;
+      }
       Location where{file, 0, it.key()};
       const json& info = it.value();
       try {

@@ -191,3 +191,65 @@ std::string html_compare(const CompareResult& c, const nlohmann::json& provenanc
 }
 
 }  // namespace winokit
+
+namespace winokit {
+
+std::string markdown_html(const std::string& title, const std::string& markdown,
+                          const nlohmann::json& provenance) {
+  std::ostringstream body;
+  bool in_table = false, header_row = false;
+  std::size_t start = 0;
+  while (start <= markdown.size()) {
+    std::size_t end = markdown.find('\n', start);
+    if (end == std::string::npos) end = markdown.size();
+    const std::string line = markdown.substr(start, end - start);
+    start = end + 1;
+    const bool row = !line.empty() && line.front() == '|';
+    if (in_table && !row) {
+      body << "</table>\n";
+      in_table = false;
+    }
+    if (row) {
+      // Cells between the pipes; the |---| separator row ends the header.
+      std::vector<std::string> cells;
+      std::size_t p = 1;
+      while (p < line.size()) {
+        const std::size_t q = line.find('|', p);
+        if (q == std::string::npos) break;
+        std::string cell = line.substr(p, q - p);
+        const auto a = cell.find_first_not_of(' ');
+        const auto b = cell.find_last_not_of(' ');
+        cells.push_back(a == std::string::npos ? "" : cell.substr(a, b - a + 1));
+        p = q + 1;
+      }
+      const bool separator = !cells.empty() && cells[0].find("---") != std::string::npos;
+      if (!in_table) {
+        body << "<table>";
+        in_table = true;
+        header_row = true;
+      }
+      if (separator) {
+        header_row = false;
+        continue;
+      }
+      body << "<tr>";
+      for (const auto& c : cells)
+        body << (header_row ? "<th>" : "<td>") << html_escape(c)
+             << (header_row ? "</th>" : "</td>");
+      body << "</tr>\n";
+    } else if (line.rfind("### ", 0) == 0) {
+      body << "<h3>" << html_escape(line.substr(4)) << "</h3>\n";
+    } else if (line.rfind("## ", 0) == 0) {
+      body << "<h2>" << html_escape(line.substr(3)) << "</h2>\n";
+    } else if (line.rfind("# ", 0) == 0) {
+      body << "<h1>" << html_escape(line.substr(2)) << "</h1>\n";
+    } else if (!line.empty()) {
+      body << "<p>" << html_escape(line) << "</p>\n";
+    }
+  }
+  if (in_table) body << "</table>\n";
+  body << "<h2>Provenance</h2><pre>" << html_escape(provenance.dump(2)) << "</pre>";
+  return page(title, "<h1>" + html_escape(title) + "</h1>\n" + body.str());
+}
+
+}  // namespace winokit

@@ -141,6 +141,23 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
   expect "variants eval: S_aug table" 0 "Augmented \(best: (mean|max), lambda" -- "$WINOKIT" variants eval --data syn --variants variants.jsonl --model "$HFM" --json var.json
   grep -q '"lambda": 0.25' var.json && ok "variants json has every setting" || not_ok "variants json"
 
+  # --- probes: per-layer states from the model, or from an embeddings file ---
+  expect "embed with variants" 0 "wrote 70 image and [0-9]+ text embeddings" -- "$WINOKIT" embed --model "$HFM" --data syn --variants variants.jsonl --hidden-states --out embvar.safetensors
+  PROBE_ARGS=(--data syn --variants variants.jsonl --seeds 2 --hidden 16 --epochs 3 --layers 0,2,final)
+  expect "probe from the model" 0 "" -- "$WINOKIT" probe "${PROBE_ARGS[@]}" --model "$HFM" --name tiny --markdown p1.md --json p1.json --html p1.html
+  grep -q "### Pair probe, text score" p1.md && grep -q "### Text-only probe" p1.md && grep -q "### Linear separability" p1.md && grep -qE "^\| final \| [0-9]+ / [0-9]+ \|" p1.md && ok "probe tables" || not_ok "probe tables" "$(cat p1.md)"
+  grep -q '"control_test_percent"' p1.json && grep -q '<table>' p1.html && ok "probe json and html" || not_ok "probe json and html"
+  "$WINOKIT" probe "${PROBE_ARGS[@]}" --embeddings embvar.safetensors --name tiny --markdown p2.md >/dev/null 2>&1
+  cmp -s p1.md p2.md && ok "probe from the embeddings file equals probe from the model" || not_ok "probe file round trip" "$(diff p1.md p2.md | head)"
+  expect "probe: unknown layer lists the layers" 2 "no layer '7' in the embeddings \(have: 0, 1, 2, final\)" -- "$WINOKIT" probe --data syn --embeddings embvar.safetensors --layers 7
+  expect "probe: svm needs variants" 2 "need caption variants" -- "$WINOKIT" probe --data syn --embeddings emb.safetensors --probes svm
+  expect "probe: one source" 2 "exactly one of --model DIR or --embeddings" -- "$WINOKIT" probe --data syn --model "$HFM" --embeddings emb.safetensors
+  expect "probe: a file without embeddings is refused" 2 "m.safetensors: holds none of image_embeds" -- "$WINOKIT" probe --data syn --embeddings m.safetensors
+  "$WINOKIT" embed --model "$HFM" --images syn/images/ex_0_img_0.png --text "a caption" --out partial.safetensors >/dev/null 2>&1
+  expect "probe: missing rows are named" 2 "no row for image 'ex_0_img_0' of example 0" -- "$WINOKIT" probe --data syn --embeddings partial.safetensors
+  expect "retrieval html" 0 "" -- "$WINOKIT" retrieval --data syn --matrix m.safetensors --html r.html --quiet
+  grep -q "<th>Direction</th>" r.html && ok "retrieval html table" || not_ok "retrieval html"
+
   # --- word-patch heat maps ---
   expect "heatmap report" 0 "rendered [0-9]+ word-patch maps for 2 example" -- "$WINOKIT" heatmap --data syn --model "$HFM" --examples 0,3 --html hm.html --out-dir .
   grep -q 'data:image/png;base64,' hm.html && [ -s ex0_i0_c0_t0.png ] && ok "heatmap html embeds the PNG maps" || not_ok "heatmap outputs"
@@ -178,7 +195,7 @@ fi
 # --- demo and help ---
 expect "demo runs end to end" 0 "winokit eval --data" -- "$WINOKIT" demo --out demo --count 21
 [ -s demo/compare.html ] && [ -s demo/oracle.html ] && ok "demo wrote reports" || not_ok "demo reports"
-for sub in eval compare synth demo embed score bench winogavil swow retrieval variants heatmap; do
+for sub in eval compare synth demo embed score bench winogavil swow retrieval variants heatmap probe; do
   expect "help: $sub" 0 "Usage|OPTIONS" -- "$WINOKIT" "$sub" --help
 done
 expect "version" 0 "winokit 0\." -- "$WINOKIT" --version

@@ -15,6 +15,7 @@
 #include "winokit/rng.hpp"
 #include "winokit/safetensors.hpp"
 #include "winokit/text.hpp"
+#include "winokit/variants.hpp"
 #include "winokit/version.hpp"
 #include "winokit/winoground.hpp"
 
@@ -27,7 +28,7 @@ namespace {
 // ---- embed ----
 struct EmbedFlags {
   ModelFlags model;
-  std::string data, captions, out;
+  std::string data, captions, out, variants;
   std::vector<std::string> images, texts;
   bool hidden = false;
 };
@@ -54,6 +55,18 @@ int run_embed(const EmbedFlags& f) {
         text_ids.push_back(ex.id + "_c" + std::to_string(k));
       }
     }
+    if (!f.variants.empty()) {
+      // Variant rows carry "<example id>_c<k>:<augmentation>:<n>", as `winokit probe` reads.
+      const auto variants = load_variants(f.variants, ds);
+      for (std::size_t v = 0; v < variants.size(); ++v) {
+        const CaptionVariant& cv = variants[v];
+        captions.push_back(cv.text);
+        text_ids.push_back(ds.examples[cv.example].id + "_c" + std::to_string(cv.caption) + ":" +
+                           cv.augmentation + ":" + std::to_string(v));
+      }
+    }
+  } else if (!f.variants.empty()) {
+    throw UsageError("--variants needs --data");
   }
   for (const auto& path : f.images) {
     image_ids.push_back(path);
@@ -256,6 +269,8 @@ void add_model_commands(CLI::App& app, int& exit_code) {
   embed->add_option("--images", e->images, "Image files");
   embed->add_option("--captions", e->captions, "Text file, one caption per line");
   embed->add_option("--text", e->texts, "Captions given on the command line");
+  embed->add_option("--variants", e->variants,
+                    "Caption variants JSONL: also embed each variant (with --data)");
   embed->add_option("--out", e->out, "Output .safetensors file")->required();
   embed->add_flag("--hidden-states", e->hidden,
                   "Also write per-layer class-token / end-of-text states");

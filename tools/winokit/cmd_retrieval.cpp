@@ -16,7 +16,7 @@ namespace winokit::cli {
 namespace {
 
 struct RetrievalFlags {
-  std::string data, matrix, json, markdown, matrix_out, name;
+  std::string data, matrix, json, markdown, html, matrix_out, name;
   std::vector<int> ks = {1, 2, 5, 10};
   bool quiet = false;
   ModelFlags model;
@@ -88,6 +88,8 @@ int run(const RetrievalFlags& f) {
   OutputSet out;
   if (!f.json.empty()) out.add(f.json, j.dump(2) + "\n");
   if (!f.markdown.empty()) out.add(f.markdown, md.str());
+  if (!f.html.empty())
+    out.add(f.html, markdown_html("Retrieval: " + name, md.str(), j["provenance"]));
   if (!f.matrix_out.empty()) {
     out.add(f.matrix_out,
             encode_safetensors_f32({{"scores", {{m.captions, m.images}, m.scores}}},
@@ -112,6 +114,7 @@ void add_retrieval(CLI::App& app, int& exit_code) {
   cmd->add_option("--name", f->name, "Name in the report");
   cmd->add_option("--json", f->json, "Write the JSON report");
   cmd->add_option("--markdown", f->markdown, "Write the markdown table to a file");
+  cmd->add_option("--html", f->html, "Write the HTML report");
   cmd->add_option("--matrix-out", f->matrix_out, "Write the score matrix (safetensors)");
   cmd->add_flag("--quiet", f->quiet, "Do not print the table");
   f->model.add_to(*cmd, /*required=*/false);

@@ -55,7 +55,7 @@ int run_generate(const GenerateFlags& f) {
 }
 
 struct EvalFlags {
-  std::string data, json, markdown;
+  std::string data, json, markdown, html;
   std::vector<std::string> variants;
   std::vector<double> lambdas = {0, 0.25, 0.5, 0.75, 1};
   bool quiet = false;
@@ -169,6 +169,8 @@ int run_eval(const EvalFlags& f) {
   OutputSet out;
   if (!f.json.empty()) out.add(f.json, j.dump(2) + "\n");
   if (!f.markdown.empty()) out.add(f.markdown, md.str());
+  if (!f.html.empty())
+    out.add(f.html, markdown_html("Caption variants", md.str(), j["provenance"]));
   out.commit();
   if (!f.quiet && f.markdown.empty()) std::cout << md.str();
   return 0;
@@ -207,6 +209,7 @@ void add_variants(CLI::App& app, int& exit_code) {
       ->delimiter(',');
   ev->add_option("--json", e->json, "Write the JSON report");
   ev->add_option("--markdown", e->markdown, "Write the markdown tables to a file");
+  ev->add_option("--html", e->html, "Write the HTML report");
   ev->add_flag("--quiet", e->quiet, "Do not print the tables");
   e->model.add_to(*ev, /*required=*/true);
   ev->callback([e, &exit_code] { exit_code = guarded([&] { return run_eval(*e); }); });

@@ -13,6 +13,7 @@ void add_demo(CLI::App& app, int& exit_code);
 void add_model_commands(CLI::App& app, int& exit_code);
 void add_winogavil(CLI::App& app, int& exit_code);
 void add_retrieval(CLI::App& app, int& exit_code);
+void add_probe(CLI::App& app, int& exit_code);
 void add_variants(CLI::App& app, int& exit_code);
 void add_heatmap(CLI::App& app, int& exit_code);
 
