@@ -14,6 +14,7 @@ void add_model_commands(CLI::App& app, int& exit_code);
 void add_winogavil(CLI::App& app, int& exit_code);
 void add_retrieval(CLI::App& app, int& exit_code);
 void add_probe(CLI::App& app, int& exit_code);
+void add_game(CLI::App& app, int& exit_code);
 void add_variants(CLI::App& app, int& exit_code);
 void add_heatmap(CLI::App& app, int& exit_code);
 

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   winokit::cli::add_winogavil(app, exit_code);
   winokit::cli::add_retrieval(app, exit_code);
   winokit::cli::add_probe(app, exit_code);
+  winokit::cli::add_game(app, exit_code);
   winokit::cli::add_variants(app, exit_code);
   winokit::cli::add_heatmap(app, exit_code);
   try {

@@ -1,0 +1,185 @@
+#include <unicode/uchar.h>
+#include <unicode/utf8.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "winokit/game_rules.hpp"
+
+namespace winokit {
+
+namespace {
+
+// Lower-cases UTF-8 text code point by code point (simple case mapping); returns false when
+// the text is not valid UTF-8.
+bool lower_utf8(const std::string& in, std::string& out) {
+  out.clear();
+  const auto* s = reinterpret_cast<const std::uint8_t*>(in.data());
+  const auto n = static_cast<std::int32_t>(in.size());
+  std::int32_t i = 0;
+  while (i < n) {
+    UChar32 c = 0;
+    U8_NEXT(s, i, n, c);
+    if (c < 0) return false;
+    c = u_tolower(c);
+    char buf[4];
+    std::int32_t len = 0;
+    UBool error = false;
+    U8_APPEND(reinterpret_cast<std::uint8_t*>(buf), len, 4, c, error);
+    if (error) return false;
+    out.append(buf, static_cast<std::size_t>(len));
+  }
+  return true;
+}
+
+std::vector<std::string> words_of(const std::string& name) {
+  std::vector<std::string> words;
+  std::string w;
+  for (char c : name) {
+    if (c == ' ' || c == '_' || c == '-') {
+      if (!w.empty()) words.push_back(w);
+      w.clear();
+    } else {
+      w += c;
+    }
+  }
+  if (!w.empty()) words.push_back(w);
+  return words;
+}
+
+// The same word up to a plural ending: "dog" ~ "dogs", "box" ~ "boxes".
+bool same_word(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  auto plural_of = [](const std::string& p, const std::string& s) {
+    return p == s + "s" || p == s + "es";
+  };
+  return plural_of(a, b) || plural_of(b, a);
+}
+
+}  // namespace
+
+std::string GameRules::check_cue(const std::string& cue, const std::vector<std::string>& candidates,
+                                 const std::set<std::string>& blocklist) const {
+  if (cue.empty()) throw GameError(400, "bad_cue", "the cue is empty");
+  if (static_cast<int>(cue.size()) > max_cue_bytes) {
+    throw GameError(400, "bad_cue",
+                    "the cue is longer than " + std::to_string(max_cue_bytes) + " bytes");
+  }
+  std::string lower;
+  if (!lower_utf8(cue, lower)) throw GameError(400, "bad_cue", "the cue is not valid UTF-8");
+  // One word: letters only, with a hyphen or apostrophe allowed between letters.
+  const auto* s = reinterpret_cast<const std::uint8_t*>(lower.data());
+  const auto n = static_cast<std::int32_t>(lower.size());
+  std::int32_t i = 0;
+  bool previous_letter = false;
+  while (i < n) {
+    UChar32 c = 0;
+    U8_NEXT(s, i, n, c);
+    const bool letter = u_isalpha(c) != 0;
+    const bool joiner = c == '-' || c == '\'';
+    if (!letter && !(joiner && previous_letter && i < n)) {
+      throw GameError(400, "bad_cue", "the cue must be one word made of letters");
+    }
+    previous_letter = letter;
+  }
+  for (const auto& candidate : candidates) {
+    std::string name;
+    lower_utf8(candidate, name);
+    bool clash = same_word(lower, name);
+    for (const auto& w : words_of(name))
+      clash = clash || same_word(lower, w);
+    if (clash) {
+      throw GameError(400, "cue_names_candidate",
+                      "the cue may not be the name of a candidate ('" + candidate + "')");
+    }
+  }
+  if (blocklist.count(lower)) throw GameError(400, "cue_blocked", "this cue is not allowed");
+  return lower;
+}
+
+double GameRules::bonus(double fool_the_ai, double solvable_by_humans) const {
+  if (solvable_by_humans < bonus_min_solvable) return 0;
+  double b = 0;
+  for (const auto& tier : bonus_tiers)
+    if (fool_the_ai >= tier.min_fool) b = tier.bonus;
+  return b;
+}
+
+std::vector<BonusTier> GameRules::parse_bonus_tiers(const std::string& text) {
+  std::vector<BonusTier> tiers;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const auto colon = item.find(':');
+    if (colon == std::string::npos) {
+      throw std::invalid_argument("bonus tier '" + item + "' is not MIN:BONUS");
+    }
+    std::size_t used1 = 0, used2 = 0;
+    BonusTier t;
+    try {
+      t.min_fool = std::stod(item.substr(0, colon), &used1);
+      t.bonus = std::stod(item.substr(colon + 1), &used2);
+    } catch (const std::exception&) {
+      throw std::invalid_argument("bonus tier '" + item + "' is not MIN:BONUS");
+    }
+    if (used1 != colon || used2 != item.size() - colon - 1) {
+      throw std::invalid_argument("bonus tier '" + item + "' is not MIN:BONUS");
+    }
+    if (!tiers.empty() && t.min_fool <= tiers.back().min_fool) {
+      throw std::invalid_argument("bonus tiers must be in increasing order of fool-the-AI");
+    }
+    tiers.push_back(t);
+  }
+  if (tiers.empty()) throw std::invalid_argument("no bonus tiers");
+  return tiers;
+}
+
+double jaccard_score(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  std::set<std::string> sa(a.begin(), a.end()), sb(b.begin(), b.end());
+  if (sa.empty() && sb.empty()) return 100;
+  std::size_t inter = 0;
+  for (const auto& x : sa)
+    inter += sb.count(x);
+  const std::size_t uni = sa.size() + sb.size() - inter;
+  return 100.0 * static_cast<double>(inter) / static_cast<double>(uni);
+}
+
+void mean_and_std(const std::vector<double>& v, double& mean, double& stddev) {
+  mean = stddev = 0;
+  if (v.empty()) return;
+  for (double x : v)
+    mean += x;
+  mean /= static_cast<double>(v.size());
+  double ss = 0;
+  for (double x : v)
+    ss += (x - mean) * (x - mean);
+  stddev = std::sqrt(ss / static_cast<double>(v.size()));
+}
+
+std::set<std::string> parse_blocklist(const std::string& text) {
+  std::set<std::string> words;
+  std::stringstream ss(text);
+  std::string line;
+  while (std::getline(ss, line)) {
+    const auto hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    const auto a = line.find_first_not_of(" \t\r");
+    if (a == std::string::npos) continue;
+    const auto b = line.find_last_not_of(" \t\r");
+    std::string w;
+    lower_utf8(line.substr(a, b - a + 1), w);
+    words.insert(w);
+  }
+  return words;
+}
+
+const std::set<std::string>& default_blocklist() {
+  static const std::set<std::string> words = {
+      "fuck",  "fucking", "shit",  "cunt",   "bitch", "bastard",  "asshole", "dick",   "cock",
+      "pussy", "slut",    "whore", "nigger", "nigga", "faggot",   "fag",     "retard", "rape",
+      "kike",  "spic",    "chink", "wank",   "twat",  "bollocks", "porn",    "nazi"};
+  return words;
+}
+
+}  // namespace winokit

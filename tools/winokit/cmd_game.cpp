@@ -1,0 +1,195 @@
+// winokit serve: the WinoGAViL game server; winokit game export: its played associations as a
+// WinoGAViL CSV.
+#include <pthread.h>
+#include <signal.h>
+
+#include <iostream>
+#include <thread>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "winokit/error.hpp"
+#include "winokit/files.hpp"
+#include "winokit/game.hpp"
+#include "winokit/game_server.hpp"
+#include "winokit/tokenizer.hpp"
+
+namespace winokit::cli {
+
+namespace {
+
+constexpr std::uint64_t kDefaultRivalSeed = 1;
+
+struct ServeFlags {
+  std::string images, db = "winokit-game.db", qualification, blocklist, bonus_tiers;
+  std::string password_cost = "interactive", sync = "normal";
+  std::vector<std::string> admins;
+  std::uint64_t rival_seed = kDefaultRivalSeed, seed = 0;
+  int creator_rounds = 1, solves_per_creation = 1, attempts = 3;
+  ServerOptions server;
+  ModelFlags model;
+};
+
+int run_serve(const ServeFlags& f) {
+  GameConfig config;
+  if (!f.qualification.empty()) config.qualification = load_winogavil(f.qualification).instances;
+  if (!f.blocklist.empty()) config.blocklist = parse_blocklist(read_file(f.blocklist));
+  if (!f.bonus_tiers.empty()) {
+    try {
+      config.rules.bonus_tiers = GameRules::parse_bonus_tiers(f.bonus_tiers);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--bonus-tiers: ") + e.what());
+    }
+  }
+  config.rules.creator_qualification_rounds = f.creator_rounds;
+  config.rules.solves_per_creation = f.solves_per_creation;
+  config.qualification_attempts = f.attempts;
+  config.admins = {f.admins.begin(), f.admins.end()};
+  config.seed = f.seed;
+  if (f.password_cost == "interactive")
+    config.password_cost = PasswordCost::Interactive;
+  else if (f.password_cost == "moderate")
+    config.password_cost = PasswordCost::Moderate;
+  else if (f.password_cost == "min")
+    config.password_cost = PasswordCost::Minimum;
+  else
+    throw UsageError("--password-cost is interactive, moderate or min");
+  if (f.sync != "normal" && f.sync != "full") throw UsageError("--sync is normal or full");
+  const auto max_n =
+      *std::max_element(config.rules.candidate_counts.begin(), config.rules.candidate_counts.end());
+  auto pool = scan_image_pool(f.images, static_cast<std::size_t>(max_n));
+  for (const auto& inst : config.qualification) {
+    for (const auto& c : inst.candidates) {
+      if (!pool.count(c)) {
+        throw InputError({f.qualification, inst.line, "candidates"},
+                         "image '" + c + "' is not in " + f.images);
+      }
+    }
+  }
+  ClipRuntime rt;
+  bool random = f.model.model.empty();
+  if (random) {
+    set_compute_threads(f.model.threads);
+    rt = ClipRuntime::random(vit_b32_config(), f.rival_seed,
+                             std::make_shared<ClipTokenizer>(ClipTokenizer::byte_level()),
+                             f.model.options());
+  } else {
+    rt = f.model.load();
+  }
+  std::cerr << "winokit serve: embedding " << pool.size() << " images with the rival (" << rt.source
+            << ")...\n";
+  auto rival = make_clip_rival(rt, pool, random);
+  auto db = open_database(f.db, f.sync == "full" ? SqliteSync::Full : SqliteSync::Normal);
+  Game game(std::move(db), std::move(pool), std::move(rival), std::move(config));
+  GameServer server(game, f.server);
+  // SIGINT / SIGTERM stop the server cleanly; they are blocked in every thread and taken by
+  // one watcher (stop() is not async-signal-safe).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::thread watcher([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    server.stop();
+  });
+  watcher.detach();
+  server.run([&](int port) {
+    std::cout << "winokit serve: listening on http://" << f.server.host << ":" << port
+              << "/ (database " << f.db << ", rival " << rt.source
+              << (random ? ", random weights" : "") << ")" << std::endl;
+  });
+  std::cout << "winokit serve: stopped" << std::endl;
+  return 0;
+}
+
+struct ExportFlags {
+  std::string db = "winokit-game.db", out;
+  double min_solvable = 80;
+};
+
+int run_export(const ExportFlags& f) {
+  if (f.db.rfind("postgres", 0) != 0 &&
+      !std::filesystem::exists(f.db.rfind("sqlite:", 0) == 0 ? f.db.substr(7) : f.db)) {
+    throw IoError(f.db + ": no such database");
+  }
+  auto db = open_database(f.db);
+  if (schema_version(*db) == 0) throw InputError({f.db, 0, ""}, "not a winokit game database");
+  const std::string csv = export_game_csv(*db, f.min_solvable);
+  const auto rows = static_cast<std::size_t>(std::count(csv.begin(), csv.end(), '\n')) - 1;
+  if (f.out.empty()) {
+    std::cout << csv;
+  } else {
+    write_file_atomic(f.out, csv);
+    std::cerr << "wrote " << rows << " associations to " << f.out << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_game(CLI::App& app, int& exit_code) {
+  auto s = std::make_shared<ServeFlags>();
+  CLI::App* serve = app.add_subcommand("serve", "Run the WinoGAViL game server");
+  serve->add_option("--images", s->images, "Folder of the image pool (PNG/JPEG/WebP)")->required();
+  serve->add_option("--db", s->db, "SQLite file (WAL) or postgresql://... URL")
+      ->capture_default_str();
+  serve->add_option("--host", s->server.host, "Address to listen on")->capture_default_str();
+  serve->add_option("--port", s->server.port, "Port (0: any free port)")->capture_default_str();
+  serve->add_option("--http-threads", s->server.threads, "Request threads")->capture_default_str();
+  serve->add_option("--admin", s->admins, "Account name with the admin role (repeatable)");
+  serve->add_option("--qualification", s->qualification,
+                    "Solver qualification instances (WinoGAViL CSV); none: no test");
+  serve->add_option("--qualification-attempts", s->attempts, "Attempts at the test")
+      ->capture_default_str();
+  serve
+      ->add_option("--creator-qualification-rounds", s->creator_rounds,
+                   "Associations that qualify a spymaster")
+      ->capture_default_str();
+  serve
+      ->add_option("--solves-per-creation", s->solves_per_creation,
+                   "Solves owed after each created association")
+      ->capture_default_str();
+  serve->add_option("--blocklist", s->blocklist, "Blocked cue words, one per line");
+  serve->add_option("--bonus-tiers", s->bonus_tiers,
+                    "Bonus table MIN_FOOL:BONUS,... (default 50:0.03,60:0.07,67:0.18,80:0.27)");
+  serve
+      ->add_option("--password-cost", s->password_cost,
+                   "Argon2id cost: interactive, moderate, or min (tests only)")
+      ->capture_default_str();
+  serve
+      ->add_option("--sync", s->sync,
+                   "SQLite synchronous: normal (survives a killed process) or full (also power "
+                   "loss)")
+      ->capture_default_str();
+  serve->add_option("--rate-account", s->server.account_rate, "Requests per second per account")
+      ->capture_default_str();
+  serve->add_option("--rate-address", s->server.address_rate, "Requests per second per address")
+      ->capture_default_str();
+  serve->add_option("--burst-address", s->server.address_burst, "Burst per address")
+      ->capture_default_str();
+  serve
+      ->add_option("--auth-per-minute", s->server.auth_per_minute,
+                   "Register/login attempts per minute per address")
+      ->capture_default_str();
+  serve->add_flag("--secure-cookie", s->server.secure_cookie, "Mark the cookie Secure (HTTPS)");
+  serve->add_option("--rival-seed", s->rival_seed, "Seed of the random-weight rival")
+      ->capture_default_str();
+  serve->add_option("--seed", s->seed, "Seed of candidate sampling (0: random)");
+  s->model.add_to(*serve, /*required=*/false);
+  serve->callback([s, &exit_code] { exit_code = guarded([&] { return run_serve(*s); }); });
+
+  auto e = std::make_shared<ExportFlags>();
+  CLI::App* game = app.add_subcommand("game", "Work with a game database");
+  game->require_subcommand(1);
+  CLI::App* ex = game->add_subcommand(
+      "export", "Played associations as a WinoGAViL CSV (evaluate it with `winokit winogavil`)");
+  ex->add_option("--db", e->db, "SQLite file or postgresql://... URL")->capture_default_str();
+  ex->add_option("--min-solvable", e->min_solvable, "Minimum solvable-by-humans score")
+      ->capture_default_str();
+  ex->add_option("--out", e->out, "Output CSV (default: standard output)");
+  ex->callback([e, &exit_code] { exit_code = guarded([&] { return run_export(*e); }); });
+}
+
+}  // namespace winokit::cli
