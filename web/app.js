@@ -3,6 +3,8 @@
 'use strict';
 
 const state = { csrf: '', me: null, status: null };
+// Views load asynchronously; a view only renders if no navigation happened since it started.
+let navSeq = 0;
 const main = () => document.getElementById('main');
 
 function el(tag, attrs = {}, ...children) {
@@ -42,7 +44,8 @@ async function api(method, path, body) {
 
 function fmt(x) { return x === null || x === undefined ? '-' : Number(x).toFixed(1); }
 
-function setView(title, ...nodes) {
+function setView(seq, title, ...nodes) {
+  if (seq !== navSeq) return;
   const m = main();
   m.replaceChildren(el('h2', { text: title }), ...nodes);
   m.focus();
@@ -83,6 +86,7 @@ async function refreshMe() {
 }
 
 function loginView() {
+  const seq = navSeq;
   const name = el('input', { type: 'text', id: 'name', autocomplete: 'username', required: true, minlength: 3, maxlength: 32 });
   const pass = el('input', { type: 'password', id: 'password', autocomplete: 'current-password', required: true, minlength: 8 });
   async function go(kind) {
@@ -99,13 +103,14 @@ function loginView() {
     el('label', { class: 'field', for: 'password', text: 'Password (8 or more characters)' }), pass,
     el('button', { class: 'primary', type: 'submit', id: 'login-btn', text: 'Sign in' }),
     el('button', { class: 'secondary', type: 'button', id: 'register-btn', text: 'Create account', on: { click: () => go('register') } }));
-  setView('Sign in or create an account', form);
+  setView(seq, 'Sign in or create an account', form);
 }
 
 async function qualifyView() {
+  const seq = navSeq;
   const q = await api('GET', '/api/qualification');
-  if (q.solver_qualified) { setView('Qualification', el('p', { text: 'You are qualified. Go and play.' })); return; }
-  if (!q.instances.length) { setView('Qualification', el('p', { text: 'This game has no qualification test.' })); return; }
+  if (q.solver_qualified) { setView(seq, 'Qualification', el('p', { text: 'You are qualified. Go and play.' })); return; }
+  if (!q.instances.length) { setView(seq, 'Qualification', el('p', { text: 'This game has no qualification test.' })); return; }
   const grids = {};
   const items = q.instances.map(inst => {
     const g = imageGrid(inst.candidates, inst.k);
@@ -122,13 +127,14 @@ async function qualifyView() {
       if (r.passed) location.hash = '#create';
     } catch (e) { flash(e.message, true); }
   } } });
-  setView('Qualification test', el('p', { text: 'Select the images each cue describes. Pass mark: a mean score of ' + q.pass_mark + '.' }), ...items, submit);
+  setView(seq, 'Qualification test', el('p', { text: 'Select the images each cue describes. Pass mark: a mean score of ' + q.pass_mark + '.' }), ...items, submit);
 }
 
 async function createView() {
+  const seq = navSeq;
   let draft;
   try { draft = await api('POST', '/api/rounds'); } catch (e) {
-    setView('Spymaster', el('p', { text: e.message }),
+    setView(seq, 'Spymaster', el('p', { text: e.message }),
       e.code === 'solve_first' ? el('a', { href: '#solve', text: 'Solve an association' }) : null);
     return;
   }
@@ -154,13 +160,14 @@ async function createView() {
     grid,
     el('label', { class: 'field', for: 'cue', text: 'Cue (one word, not an image\u2019s name)' }), cue,
     el('button', { class: 'primary', type: 'submit', id: 'submit-round', text: 'Submit and see the rival' }));
-  setView('Spymaster', form, result);
+  setView(seq, 'Spymaster', form, result);
 }
 
 async function solveView() {
+  const seq = navSeq;
   let task;
-  try { task = await api('GET', '/api/solve/next'); } catch (e) { setView('Solve', el('p', { text: e.message })); return; }
-  if (task.id === null) { setView('Solve', el('p', { text: task.message }), el('a', { href: '#create', text: 'Create an association' })); return; }
+  try { task = await api('GET', '/api/solve/next'); } catch (e) { setView(seq, 'Solve', el('p', { text: e.message })); return; }
+  if (task.id === null) { setView(seq, 'Solve', el('p', { text: task.message }), el('a', { href: '#create', text: 'Create an association' })); return; }
   const grid = imageGrid(task.candidates, task.k);
   const result = el('div', { id: 'solve-result' });
   const report = el('button', { class: 'secondary', type: 'button', id: 'report', text: 'Report this association', on: { click: async () => {
@@ -183,7 +190,7 @@ async function solveView() {
       document.createTextNode(' \u2014 select the ' + task.k + ' images it describes.')),
     grid,
     el('button', { class: 'primary', type: 'submit', id: 'submit-solve', text: 'Submit' }), report);
-  setView('Solve', form, result);
+  setView(seq, 'Solve', form, result);
 }
 
 function table(headers, rows, id) {
@@ -193,6 +200,7 @@ function table(headers, rows, id) {
 }
 
 async function dashboardView() {
+  const seq = navSeq;
   await refreshMe();
   const me = state.me;
   if (!me) { location.hash = '#login'; return; }
@@ -200,7 +208,7 @@ async function dashboardView() {
   const rounds = me.rounds.map(r => [r.id, r.cue, r.state + (r.hidden ? ' (hidden)' : ''), r.associations.length + '/' + r.candidates.length,
     fmt(r.fool_the_ai), r.solves, fmt(r.solvable_by_humans), r.bonus === undefined ? '-' : r.bonus]);
   const solves = me.solves.map(s => [s.round, s.cue, fmt(s.score)]);
-  setView('Dashboard: ' + me.name,
+  setView(seq, 'Dashboard: ' + me.name,
     el('div', { class: 'scores' },
       el('div', { id: 'dash-bonus', text: 'Bonus: ' + t.bonus.toFixed(2) }),
       el('div', { text: 'Fool-the-AI (mean): ' + fmt(t.mean_fool_the_ai) }),
@@ -214,8 +222,9 @@ async function dashboardView() {
 }
 
 async function leaderboardView() {
+  const seq = navSeq;
   const lb = await api('GET', '/api/leaderboard');
-  setView('Leaderboard',
+  setView(seq, 'Leaderboard',
     el('h3', { text: 'Spymasters' }),
     table(['Name', 'Associations', 'Fool-the-AI', 'Solvable', 'Bonus'],
       lb.spymasters.map(s => [s.name, s.associations, fmt(s.mean_fool_the_ai), fmt(s.mean_solvable_by_humans), s.bonus.toFixed(2)]), 'lb-spymasters'),
@@ -224,6 +233,7 @@ async function leaderboardView() {
 }
 
 async function adminView() {
+  const seq = navSeq;
   const r = await api('GET', '/api/admin/reports');
   const items = r.reports.map(p => el('section', {},
     el('h3', { text: 'Report ' + p.id + ': "' + p.cue + '" by ' + p.creator }),
@@ -231,7 +241,7 @@ async function adminView() {
     imageGrid(p.candidates, 0, { gold: p.associations }),
     ...['restore', 'remove'].map(action => el('button', { class: action === 'remove' ? 'primary' : 'secondary', type: 'button', text: action === 'remove' ? 'Remove' : 'Restore',
       on: { click: async () => { try { await api('POST', '/api/admin/reports/' + p.id, { action }); flash('Done.'); adminView(); } catch (e) { flash(e.message, true); } } } }))));
-  setView('Review reported associations', items.length ? el('div', {}, ...items) : el('p', { text: 'Nothing to review.' }));
+  setView(seq, 'Review reported associations', items.length ? el('div', {}, ...items) : el('p', { text: 'Nothing to review.' }));
 }
 
 const views = { login: loginView, qualify: qualifyView, create: createView, solve: solveView,
@@ -240,6 +250,7 @@ const views = { login: loginView, qualify: qualifyView, create: createView, solv
 async function route() {
   const name = location.hash.replace('#', '') || (state.me ? 'create' : 'login');
   const view = views[name] || loginView;
+  ++navSeq;
   if (!state.me && name !== 'leaderboard') { loginView(); return; }
   try { await view(); } catch (e) { flash(e.message, true); if (e.status === 401) { await refreshMe(); loginView(); } }
 }

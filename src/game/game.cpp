@@ -87,6 +87,7 @@ namespace {
 
 class ClipRival final : public Rival {
  public:
+  static constexpr int kPromptRows = 8;  // "A/An <cue>" is a handful of tokens
   ClipRival(const ClipRuntime& rt, const std::map<std::string, std::filesystem::path>& pool,
             bool random_weights)
       : rt_(rt), random_(random_weights) {
@@ -105,11 +106,16 @@ class ClipRival final : public Rival {
   }
   std::vector<std::string> pick(const std::string& cue, const std::vector<std::string>& candidates,
                                 int k) override {
+    // One short prompt straight through the text tower, on a small fixed GEMM row budget (one
+    // compiled kernel; rows are independent, so the embedding equals the batched path's).
+    const std::vector<int> ids =
+        rt_.tokenizer->encode(cue_prompt(cue, "{A} {cue}"), rt_.model->config().context_length);
+    EncodeOptions enc;
+    enc.gemm_rows = std::max<int>(kPromptRows, static_cast<int>(ids.size()));
     std::vector<float> text;
     {
-      // One prompt at a time through the text tower; the engine is not re-entrant per call.
-      std::lock_guard<std::mutex> lock(mutex_);
-      text = embed_texts(rt_, {cue_prompt(cue, "{A} {cue}")});
+      std::lock_guard<std::mutex> lock(mutex_);  // one forward pass at a time
+      text = rt_.model->encode_texts({ids}, enc).embeds;
     }
     std::vector<double> scores;
     for (const auto& c : candidates) {
@@ -689,6 +695,9 @@ json Game::submit_solve(const Session& s, std::int64_t round_id,
   std::lock_guard<std::mutex> lock(impl_->mutex);
   auto& db = *impl_->db;
   Transaction tx(db);
+  // Lock the round's row first (a no-op write; PostgreSQL row lock, SQLite already holds the
+  // write lock): two last solvers in two server processes must not both miss completing it.
+  db.query("UPDATE rounds SET id = id WHERE id = ?", {round_id});
   const auto rows = db.query(
       "SELECT r.creator_id, r.state, r.candidates, r.associations, r.fool_score, r.hidden, "
       "r.removed FROM rounds r WHERE r.id = ?",

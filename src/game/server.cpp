@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 #include <sodium.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <map>
@@ -18,6 +19,7 @@ namespace {
 
 constexpr const char* kCookie = "wk_session";
 constexpr std::size_t kMaxBuckets = 100000;  // pruned beyond this
+constexpr int kListenBacklog = 1024;
 
 // Token buckets keyed by account or address.
 class RateLimiter {
@@ -133,6 +135,7 @@ std::string string_field(const json& body, const char* key, bool required = true
 struct GameServer::Impl {
   Game& game;
   ServerOptions options;
+  int listen_fd = -1;
   httplib::Server server;
   RateLimiter per_account, per_address, auth;
 
@@ -331,9 +334,16 @@ GameServer::GameServer(Game& game, ServerOptions options)
   const int threads = impl_->options.threads;
   s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   s.set_payload_max_length(impl_->options.max_body);
+  s.set_tcp_nodelay(true);  // small JSON replies: no Nagle / delayed-ACK stalls
+  // Remember the listening socket: run() raises its backlog after httplib's listen().
+  s.set_socket_options([this](socket_t sock) {
+    httplib::default_socket_options(sock);
+    impl_->listen_fd = sock;
+  });
   s.set_read_timeout(10, 0);
   s.set_write_timeout(10, 0);
   s.set_keep_alive_timeout(5);
+  s.set_keep_alive_max_count(10000);
   s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     res.set_header("X-Content-Type-Options", "nosniff");
     res.set_header("X-Frame-Options", "DENY");
@@ -374,6 +384,9 @@ void GameServer::run(const std::function<void(int)>& on_ready) {
     throw IoError("cannot listen on " + impl_->options.host + ":" + std::to_string(port) +
                   " (in use? try --port)");
   }
+  // The library listens with a backlog of 5; many players connecting at once would overflow it
+  // (SYN retries cost seconds). listen() again on the bound socket sets the real backlog.
+  if (impl_->listen_fd >= 0) ::listen(impl_->listen_fd, kListenBacklog);
   if (on_ready) on_ready(port);
   s.listen_after_bind();
 }

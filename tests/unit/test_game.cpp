@@ -45,10 +45,21 @@ GameConfig fast_config() {
   return c;
 }
 
+// SQLite in the test's folder, or, when WINOKIT_TEST_POSTGRES holds a URL (see
+// tests/cli/game_postgres.sh), a PostgreSQL database emptied for the test.
+std::unique_ptr<Database> test_database(const test::TempDir& dir) {
+  if (const char* url = std::getenv("WINOKIT_TEST_POSTGRES")) {
+    auto db = open_database(url);
+    db->query("DROP SCHEMA IF EXISTS public CASCADE");
+    db->query("CREATE SCHEMA public");
+    return db;
+  }
+  return open_database((dir.path() / "game.db").string());
+}
+
 std::unique_ptr<Game> make_game(const test::TempDir& dir, GameConfig config = fast_config()) {
-  return std::make_unique<Game>(open_database((dir.path() / "game.db").string()),
-                                make_pool(dir, 20), std::make_unique<FirstKRival>(),
-                                std::move(config));
+  return std::make_unique<Game>(test_database(dir), make_pool(dir, 20),
+                                std::make_unique<FirstKRival>(), std::move(config));
 }
 
 int error_status(const std::function<void()>& f) {

@@ -31,6 +31,13 @@ struct ServeFlags {
 };
 
 int run_serve(const ServeFlags& f) {
+  // SIGINT / SIGTERM stop the server cleanly: blocked here, before any thread starts (threads
+  // inherit the mask), and taken by one watcher thread (stop() is not async-signal-safe).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   GameConfig config;
   if (!f.qualification.empty()) config.qualification = load_winogavil(f.qualification).instances;
   if (!f.blocklist.empty()) config.blocklist = parse_blocklist(read_file(f.blocklist));
@@ -82,13 +89,6 @@ int run_serve(const ServeFlags& f) {
   auto db = open_database(f.db, f.sync == "full" ? SqliteSync::Full : SqliteSync::Normal);
   Game game(std::move(db), std::move(pool), std::move(rival), std::move(config));
   GameServer server(game, f.server);
-  // SIGINT / SIGTERM stop the server cleanly; they are blocked in every thread and taken by
-  // one watcher (stop() is not async-signal-safe).
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::thread watcher([&] {
     int sig = 0;
     sigwait(&signals, &sig);

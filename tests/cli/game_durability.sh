@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# SIGKILL under load: `winokit serve` is killed while players create and solve associations;
+# after a restart on the same database every acknowledged round and solve is still there.
+#   game_durability.sh <winokit> <bench_game> [shared dir]
+set -uo pipefail
+WINOKIT=$1
+BENCH=$2
+SHARED=${3:-}
+WORK=$(mktemp -d)
+PID=
+cleanup() { [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null; rm -rf "$WORK"; }
+trap cleanup EXIT
+cd "$WORK" || exit 1
+"$WINOKIT" synth --out syn --count 12 --image-size 64 >/dev/null
+MODEL=()
+[ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models/tiny-quickgelu-hf" ] && MODEL=(--model "$SHARED/golden/clip/models/tiny-quickgelu-hf")
+
+start_server() {
+  : > server.log
+  "$WINOKIT" serve --images syn/images --db game.db --port 0 --password-cost min \
+    --solves-per-creation 0 --creator-qualification-rounds 0 --rate-address 100000 \
+    --burst-address 100000 --rate-account 10000 --auth-per-minute 100000 --cache-dir cache \
+    "${MODEL[@]}" > server.log 2>&1 &
+  PID=$!
+  for _ in $(seq 1 600); do
+    PORT=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/.*|\1|p' server.log)
+    [ -n "$PORT" ] && return 0
+    sleep 0.1
+  done
+  echo "FAIL - server did not start"; cat server.log; exit 1
+}
+
+start_server
+"$BENCH" --port "$PORT" --players 20 --rounds 1000 --seconds 30 --creators 4 --solve-rate 400 --ack acks.jsonl > load.log 2>&1 &
+LOAD=$!
+# Kill while solves are being acknowledged.
+for _ in $(seq 1 300); do
+  grep -q '"kind":"solve"' acks.jsonl 2>/dev/null && break
+  sleep 0.05
+done
+sleep 1
+kill -9 "$PID"
+wait "$PID" 2>/dev/null
+wait "$LOAD" 2>/dev/null
+rounds=$(grep -c '"kind":"round"' acks.jsonl)
+solves=$(grep -c '"kind":"solve"' acks.jsonl)
+echo "killed the server after $rounds acknowledged rounds and $solves acknowledged solves"
+if [ "$solves" -eq 0 ]; then echo "FAIL - no solve was acknowledged before the kill"; cat load.log; exit 1; fi
+start_server
+if "$BENCH" --port "$PORT" --verify acks.jsonl; then
+  echo "ok   - every acknowledged write survived SIGKILL"
+else
+  echo "FAIL - acknowledged writes lost"; exit 1
+fi
+kill "$PID"; wait "$PID" 2>/dev/null; PID=
+# The game feeds the benchmark: the export is evaluated by `winokit winogavil`.
+"$WINOKIT" game export --db game.db --min-solvable 0 --out export.csv 2>/dev/null
+complete=$(($(wc -l < export.csv) - 1))
+if [ "$complete" -gt 0 ] && "$WINOKIT" winogavil --data export.csv --images syn/images "${MODEL[@]}" \
+     --bootstrap 10 --cache-dir cache > eval.md 2>&1 && grep -q "| All | $complete |" eval.md; then
+  echo "ok   - $complete exported associations evaluate with winokit winogavil"
+else
+  echo "FAIL - export evaluation"; cat eval.md; exit 1
+fi
+echo "durability: passed"
