@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The game's load benchmark on loopback: `winokit serve` with SQLite and the default
 # ViT-B/32-shaped (random-weight) rival, then build/bench/bench_game:
-#   1. 200 players, 6,000 associations created by one spymaster stream (rival latency), then all
+#   1. 200 players, 6,200 associations created by one spymaster stream (rival latency), then all
 #      200 players solving for 60 s paced at 300 solves/s; every acknowledged write is verified
 #      against the players' dashboards afterwards (no lost rounds);
 #   2. the same solving unpaced (as fast as 200 players can go) for the maximum throughput.
 #   bench/run_game_load.sh [build dir]
 set -euo pipefail
+HERE=$(dirname "$(realpath "$0")")
 BUILD=${1:-build}
 WINOKIT=$(realpath "$BUILD/winokit")
 BENCH=$(realpath "$BUILD/bench/bench_game")
@@ -17,24 +18,18 @@ cd "$WORK"
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; $(uname -sr)"
 "$WINOKIT" synth --out syn --count 40 --image-size 224 >/dev/null
 
+# shellcheck source=../tests/cli/game_server.sh
+source "$HERE/../tests/cli/game_server.sh"
 serve() {
-  : > server.log
-  "$WINOKIT" serve --images syn/images --db "$1" --port 0 --password-cost min \
+  start_game_server server.log --images syn/images --db "$1" --password-cost min \
     --solves-per-creation 0 --creator-qualification-rounds 0 --rate-address 100000 \
     --burst-address 100000 --rate-account 1000 --auth-per-minute 100000 --http-threads 256 \
-    --cache-dir cache > server.log 2>&1 &
-  PID=$!
-  for _ in $(seq 1 1200); do
-    PORT=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/.*|\1|p' server.log)
-    [ -n "$PORT" ] && return 0
-    sleep 0.1
-  done
-  cat server.log; exit 1
+    --cache-dir cache
 }
 
 echo "== paced: 200 players, 300 solves/s for 60 s =="
 serve paced.db
-"$BENCH" --port "$PORT" --players 200 --rounds 6000 --creators 1 --seconds 60 --solve-rate 300 --ack acks.jsonl
+"$BENCH" --port "$PORT" --players 200 --rounds 6200 --creators 1 --seconds 60 --solve-rate 300 --ack acks.jsonl
 "$BENCH" --port "$PORT" --verify acks.jsonl
 echo "server peak memory: $(grep VmHWM "/proc/$PID/status" | tr -s ' ')"
 kill "$PID"; wait "$PID" 2>/dev/null || true

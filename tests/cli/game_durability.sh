@@ -3,6 +3,7 @@
 # after a restart on the same database every acknowledged round and solve is still there.
 #   game_durability.sh <winokit> <bench_game> [shared dir]
 set -uo pipefail
+HERE=$(dirname "$(realpath "$0")")
 WINOKIT=$1
 BENCH=$2
 SHARED=${3:-}
@@ -15,19 +16,13 @@ cd "$WORK" || exit 1
 MODEL=()
 [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models/tiny-quickgelu-hf" ] && MODEL=(--model "$SHARED/golden/clip/models/tiny-quickgelu-hf")
 
+# shellcheck source=game_server.sh
+source "$HERE/game_server.sh"
 start_server() {
-  : > server.log
-  "$WINOKIT" serve --images syn/images --db game.db --port 0 --password-cost min \
+  start_game_server server.log --images syn/images --db game.db --password-cost min \
     --solves-per-creation 0 --creator-qualification-rounds 0 --rate-address 100000 \
     --burst-address 100000 --rate-account 10000 --auth-per-minute 100000 --cache-dir cache \
-    "${MODEL[@]}" > server.log 2>&1 &
-  PID=$!
-  for _ in $(seq 1 600); do
-    PORT=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/.*|\1|p' server.log)
-    [ -n "$PORT" ] && return 0
-    sleep 0.1
-  done
-  echo "FAIL - server did not start"; cat server.log; exit 1
+    "${MODEL[@]}"
 }
 
 start_server

@@ -4,6 +4,7 @@
 # (an account made on one signs in on the other; a round made on one is solved on the other).
 #   game_postgres.sh <unit test binary> <winokit>
 set -uo pipefail
+HERE=$(dirname "$(realpath "$0")")
 TESTS=$1
 WINOKIT=$2
 BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
@@ -36,16 +37,13 @@ fi
 cd "$WORK" || exit 1
 "$WINOKIT" synth --out syn --count 12 --image-size 64 >/dev/null
 "$BIN/psql" "$URL" -qc "DROP SCHEMA public CASCADE; CREATE SCHEMA public;" >/dev/null 2>&1
+# shellcheck source=game_server.sh
+source "$HERE/game_server.sh"
 start() {
-  "$WINOKIT" serve --images syn/images --db "$URL" --port 0 --password-cost min --cache-dir cache \
-    --creator-qualification-rounds 0 > "server$1.log" 2>&1 &
-  PIDS+=($!)
-  for _ in $(seq 1 600); do
-    port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "server$1.log")
-    [ -n "$port" ] && { eval "PORT$1=$port"; return 0; }
-    sleep 0.1
-  done
-  cat "server$1.log"; exit 1
+  start_game_server "server$1.log" --images syn/images --db "$URL" --password-cost min \
+    --cache-dir cache --creator-qualification-rounds 0
+  PIDS+=("$PID")
+  eval "PORT$1=$PORT"
 }
 start 1
 start 2

@@ -102,7 +102,10 @@ int run(const DemoFlags& f) {
             << "  3. build/winokit eval --data winoground --model clip-vit-base-patch32 "
                "--html report.html --json report.json\n"
             << "  Scores of other models: build/winokit eval --data winoground --scores "
-               "model.jsonl (official {\"label\", \"score\"} JSONL or a table)\n";
+               "model.jsonl (official {\"label\", \"score\"} JSONL or a table)\n"
+            << "Play the WinoGAViL game on the demo's images (then open http://127.0.0.1:8080/):\n"
+            << "  build/winokit serve --images " << (data / "images").string()
+            << " --admin <your name>\n";
   return 0;
 }
 
