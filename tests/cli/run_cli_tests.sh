@@ -195,7 +195,16 @@ fi
 # --- demo and help ---
 expect "demo runs end to end" 0 "winokit eval --data" -- "$WINOKIT" demo --out demo --count 21
 [ -s demo/compare.html ] && [ -s demo/oracle.html ] && ok "demo wrote reports" || not_ok "demo reports"
-for sub in eval compare synth demo embed score bench winogavil swow retrieval variants heatmap probe; do
+# --- the game's command line (the game itself: unit, browser, durability, PostgreSQL tests) ---
+expect "serve: missing image folder" 3 "nowhere: not a folder" -- "$WINOKIT" serve --images nowhere
+mkdir -p fewimages && cp syn/images/ex_0_img_0.png syn/images/ex_0_img_1.png fewimages/
+expect "serve: too few images" 3 "holds 2 images; the game needs at least 12" -- "$WINOKIT" serve --images fewimages
+expect "serve: bad bonus table" 2 "bonus tiers must be in increasing order" -- "$WINOKIT" serve --images syn/images --bonus-tiers 60:0.1,50:0.2
+printf 'candidates,cue,associations\n"[""nope"",""ex_0_img_0""]",x,"[""nope""]"\n' > q.csv
+expect "serve: bad qualification file names the line" 2 "q.csv:2: field 'candidates': image 'nope' is not in syn/images" -- "$WINOKIT" serve --images syn/images --qualification q.csv
+expect "game export: missing database" 3 "absent.db: no such database" -- "$WINOKIT" game export --db absent.db
+
+for sub in eval compare synth demo embed score bench winogavil swow retrieval variants heatmap probe serve game; do
   expect "help: $sub" 0 "Usage|OPTIONS" -- "$WINOKIT" "$sub" --help
 done
 expect "version" 0 "winokit 0\." -- "$WINOKIT" --version
