@@ -179,8 +179,20 @@ class PostgresDatabase final : public Database {
                                                           : db_text(params[i]);
       values[i] = text[i].c_str();
     }
-    PGresult* r = PQexecParams(conn_, pg.c_str(), static_cast<int>(params.size()), nullptr,
-                               values.data(), nullptr, nullptr, 0);
+    // Named prepared statements, one per SQL text, prepared on first use.
+    auto it = prepared_.find(sql);
+    if (it == prepared_.end()) {
+      const std::string name = "s" + std::to_string(prepared_.size());
+      PGresult* p =
+          PQprepare(conn_, name.c_str(), pg.c_str(), static_cast<int>(params.size()), nullptr);
+      const bool ok = PQresultStatus(p) == PGRES_COMMAND_OK;
+      const std::string msg = PQresultErrorMessage(p);
+      PQclear(p);
+      if (!ok) throw IoError("PostgreSQL cannot prepare: " + msg);
+      it = prepared_.emplace(sql, name).first;
+    }
+    PGresult* r = PQexecPrepared(conn_, it->second.c_str(), static_cast<int>(params.size()),
+                                 values.data(), nullptr, nullptr, 0);
     const auto status = PQresultStatus(r);
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
       const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
@@ -243,6 +255,7 @@ class PostgresDatabase final : public Database {
     if (!ok) throw IoError(std::string("PostgreSQL: ") + msg);
   }
   PGconn* conn_;
+  std::map<std::string, std::string> prepared_;  // SQL -> statement name
 };
 
 struct Migration {

@@ -172,6 +172,7 @@ struct Game::Impl {
   GameConfig config;
   std::mutex mutex;  // one connection: statements and transactions run one at a time
   Rng rng{0};
+  std::string dummy_hash;  // verified for unknown names (same cost as a real one)
 
   std::pair<unsigned long long, std::size_t> password_limits() const {
     switch (config.password_cost) {
@@ -289,6 +290,15 @@ Game::Game(std::unique_ptr<Database> db, std::map<std::string, std::filesystem::
   std::uint64_t seed = impl_->config.seed;
   if (seed == 0) randombytes_buf(&seed, sizeof seed);
   impl_->rng = Rng(derive_seed(seed, "game/candidates"));
+  {
+    const auto [ops, mem] = impl_->password_limits();
+    char hash[crypto_pwhash_STRBYTES];
+    const std::string filler = random_hex(kCsrfBytes);
+    if (crypto_pwhash_str(hash, filler.data(), filler.size(), ops, mem) != 0) {
+      throw std::runtime_error("out of memory while preparing the password hasher");
+    }
+    impl_->dummy_hash = hash;
+  }
   const auto max_n = *std::max_element(impl_->config.rules.candidate_counts.begin(),
                                        impl_->config.rules.candidate_counts.end());
   if (impl_->names.size() < static_cast<std::size_t>(max_n)) {
@@ -355,12 +365,16 @@ AuthResult Game::login(const std::string& name, const std::string& password) {
       hash = db_text(rows[0][1]);
     }
   }
-  if (hash.empty() ||
-      crypto_pwhash_str_verify(hash.c_str(), password.data(), password.size()) != 0) {
+  // An unknown name costs the same hash verification as a wrong password, so response times
+  // do not tell which names exist.
+  const bool known = !hash.empty();
+  const std::string& check = known ? hash : impl_->dummy_hash;
+  if (crypto_pwhash_str_verify(check.c_str(), password.data(), password.size()) != 0 || !known) {
     throw GameError(401, "bad_login", "wrong name or password");
   }
   std::lock_guard<std::mutex> lock(impl_->mutex);
   Transaction tx(*impl_->db);
+  impl_->db->query("DELETE FROM sessions WHERE expires_at < ?", {now_seconds()});
   AuthResult a = impl_->new_session(id);
   a.user = impl_->user_json(id);
   tx.commit();
