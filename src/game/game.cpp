@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <semaphore>
 #include <sstream>
+#include <thread>
 
 #include "winokit/association_solver.hpp"
 #include "winokit/error.hpp"
@@ -24,6 +26,19 @@ constexpr std::size_t kTokenBytes = 32, kCsrfBytes = 16;
 constexpr std::size_t kMinName = 3, kMaxName = 32, kMinPassword = 8, kMaxPassword = 256;
 constexpr std::size_t kMaxReason = 500;
 constexpr int kAssignRetries = 8;
+constexpr std::ptrdiff_t kMaxHashSlots = 8;
+
+// Holds one of the password-hashing slots for its lifetime.
+class SlotGuard {
+ public:
+  explicit SlotGuard(std::counting_semaphore<kMaxHashSlots>& s) : s_(s) { s_.acquire(); }
+  ~SlotGuard() { s_.release(); }
+  SlotGuard(const SlotGuard&) = delete;
+  SlotGuard& operator=(const SlotGuard&) = delete;
+
+ private:
+  std::counting_semaphore<kMaxHashSlots>& s_;
+};
 
 std::int64_t now_seconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(
@@ -173,6 +188,10 @@ struct Game::Impl {
   std::mutex mutex;  // one connection: statements and transactions run one at a time
   Rng rng{0};
   std::string dummy_hash;  // verified for unknown names (same cost as a real one)
+  // Argon2id takes 64 MiB per interactive hash: at most this many at once, so a burst of
+  // sign-ins cannot take the machine's memory.
+  std::counting_semaphore<kMaxHashSlots> hash_slots{
+      std::clamp<std::ptrdiff_t>(std::thread::hardware_concurrency(), 1, kMaxHashSlots)};
 
   std::pair<unsigned long long, std::size_t> password_limits() const {
     switch (config.password_cost) {
@@ -327,9 +346,12 @@ AuthResult Game::register_user(const std::string& name, const std::string& passw
   }
   const auto [ops, mem] = impl_->password_limits();
   char hash[crypto_pwhash_STRBYTES];
-  // Argon2id, outside the lock: hashing is slow on purpose.
-  if (crypto_pwhash_str(hash, password.data(), password.size(), ops, mem) != 0) {
-    throw GameError(503, "busy", "out of memory while hashing; try again");
+  {
+    // Argon2id, outside the database lock: hashing is slow on purpose.
+    SlotGuard slot(impl_->hash_slots);
+    if (crypto_pwhash_str(hash, password.data(), password.size(), ops, mem) != 0) {
+      throw GameError(503, "busy", "out of memory while hashing; try again");
+    }
   }
   std::lock_guard<std::mutex> lock(impl_->mutex);
   Transaction tx(*impl_->db);
@@ -369,9 +391,12 @@ AuthResult Game::login(const std::string& name, const std::string& password) {
   // do not tell which names exist.
   const bool known = !hash.empty();
   const std::string& check = known ? hash : impl_->dummy_hash;
-  if (crypto_pwhash_str_verify(check.c_str(), password.data(), password.size()) != 0 || !known) {
-    throw GameError(401, "bad_login", "wrong name or password");
+  bool verified = false;
+  {
+    SlotGuard slot(impl_->hash_slots);
+    verified = crypto_pwhash_str_verify(check.c_str(), password.data(), password.size()) == 0;
   }
+  if (!verified || !known) throw GameError(401, "bad_login", "wrong name or password");
   std::lock_guard<std::mutex> lock(impl_->mutex);
   Transaction tx(*impl_->db);
   impl_->db->query("DELETE FROM sessions WHERE expires_at < ?", {now_seconds()});
