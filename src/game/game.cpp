@@ -790,10 +790,17 @@ json Game::report(const Session& s, std::int64_t round_id, const std::string& re
   std::lock_guard<std::mutex> lock(impl_->mutex);
   auto& db = *impl_->db;
   Transaction tx(db);
-  const auto rows = db.query("SELECT state FROM rounds WHERE id = ?", {round_id});
+  const auto rows = db.query("SELECT state, creator_id FROM rounds WHERE id = ?", {round_id});
   if (rows.empty() || db_text(rows[0][0]) == "draft") {
     throw GameError(404, "no_round", "no such association");
   }
+  // Only someone who has seen it (its creator, a player it was given to, an admin) may report
+  // an association: ids cannot be enumerated to hide everything.
+  const bool seen = s.admin || db_int(rows[0][1]) == s.user_id ||
+                    !db.query("SELECT 1 FROM assignments WHERE round_id = ? AND solver_id = ?",
+                              {round_id, s.user_id})
+                         .empty();
+  if (!seen) throw GameError(403, "not_seen", "you can only report associations you were shown");
   db.query("UPDATE rounds SET hidden = 1 WHERE id = ?", {round_id});
   const auto id = db.query(
       "INSERT INTO reports (round_id, reporter_id, reason, created_at, state) VALUES (?, ?, ?, ?, "

@@ -264,6 +264,7 @@ TEST(Game, SolverQualificationTestAndReportsWithReview) {
   const Session admin = game->authenticate(game->register_user("admin", "password1").token);
   EXPECT_TRUE(admin.admin);
   game->submit_qualification(admin, {{"q1", {"img0", "img1"}}});
+  EXPECT_EQ(error_status([&] { game->report(q, d["id"], "never shown to q"); }), 403);
   const json rep = game->report(admin, d["id"], "offensive");
   EXPECT_EQ(game->next_solve(admin)["id"], nullptr);
   EXPECT_EQ(error_status([&] { game->admin_reports(p); }), 403);
