@@ -423,6 +423,12 @@ TEST_F(HttpGame, HostileRequestsGetClear4xx) {
                      post(p, "/api/rounds/999999999/submit",
                           json({{"cue", "sea"}, {"associations", {cands[0], cands[1]}}}).dump()));
   cases.emplace_back(404, post(p, "/api/rounds/99999999999999999999999/submit", "{}"));
+  // An error message quoting a long multi-byte name stays valid JSON (the name is cut).
+  std::string long_name(41, 'a');  // byte 64 falls inside a character
+  for (int k = 0; k < 12; ++k)
+    long_name += "\xc3\xa9";
+  cases.emplace_back(
+      400, post(p, submit, json({{"cue", "sea"}, {"associations", {cands[0], long_name}}}).dump()));
   cases.emplace_back(404, c.Get("/images/..%2F..%2Fetc%2Fpasswd"));
   cases.emplace_back(404, c.Get("/no/such/page"));
   cases.emplace_back(403, get(p, "/api/admin/reports"));
@@ -431,6 +437,7 @@ TEST_F(HttpGame, HostileRequestsGetClear4xx) {
     EXPECT_EQ(cases[i].second->status, cases[i].first) << i << ": " << cases[i].second->body;
     if (cases[i].first != 404 || cases[i].second->body.find("error") != std::string::npos) {
       EXPECT_NE(cases[i].second->body.find("\"error\""), std::string::npos) << i;
+      EXPECT_FALSE(json::parse(cases[i].second->body, nullptr, false).is_discarded()) << i;
     }
   }
   // Logout ends the session; replaying its cookie fails.
