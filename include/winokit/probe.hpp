@@ -93,6 +93,9 @@ struct ProbeOptions {
   double train_share = 0.75;  // 300 of Winoground's 400 items
   double svm_c = 100;
   std::uint64_t svm_seed = 0;  // control reassignment of the SVM sets
+  // Fits run side by side, one thread each (results do not depend on this or on the core
+  // count); 0: as many as the compute threads.
+  int parallel_fits = 0;
 };
 
 // Items in the training split, stratified by collapsed tag: each tag group gets its share
@@ -151,7 +154,8 @@ struct ProbeResult {
   std::size_t train_items = 0, test_items = 0, train_rows = 0, test_rows = 0, inputs = 0;
 };
 
-// Trains one target and one control probe per seed. `on_run` is called after each (seed, kind).
+// Trains one target and one control probe per seed, side by side. `on_run` is called after each
+// fit (one call at a time).
 ProbeResult run_mlp_probe(ProbeTask task, const Dataset& dataset, const ProbeLayer& layer,
                           const ProbeEmbeddings& embeddings, const ProbeOptions& options,
                           const std::function<void()>& on_run = {});

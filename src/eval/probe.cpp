@@ -2,14 +2,19 @@
 
 #include <linear.h>
 
+#include <omp.h>
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <dnnl.hpp>
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <numeric>
+#include <thread>
 
+#include "winokit/clip.hpp"
 #include "winokit/error.hpp"
 #include "winokit/rng.hpp"
 
@@ -329,9 +334,16 @@ ProbeResult run_mlp_probe(ProbeTask task, const Dataset& dataset, const ProbeLay
   ProbeResult result;
   result.task = to_string(task);
   result.layer = layer.name;
+  // Per seed: the split, the instances, the control labels.
+  struct SeedData {
+    ProbeData data, control;
+    std::vector<std::size_t> train, test;
+  };
+  std::vector<SeedData> per_seed;
   for (std::uint64_t seed : options.seeds) {
     const std::vector<bool> in_train = stratified_split(dataset, options.train_share, seed);
-    ProbeData data = probe_data(task, layer, embeddings, n, seed);
+    SeedData sd;
+    sd.data = probe_data(task, layer, embeddings, n, seed);
     std::vector<std::size_t> items(n);
     std::iota(items.begin(), items.end(), std::size_t{0});
     Rng control_rng(derive_seed(seed, "probe/control"));
@@ -339,36 +351,72 @@ ProbeResult run_mlp_probe(ProbeTask task, const Dataset& dataset, const ProbeLay
     std::vector<bool> flipped(n, false);
     for (std::size_t j = 0; j < n / 2; ++j)
       flipped[items[j]] = true;
-    ProbeData control = data;
-    for (std::size_t r = 0; r < control.rows(); ++r)
-      if (flipped[control.item[r]]) control.y[r] = 1 - control.y[r];
-    std::vector<std::size_t> train, test;
-    for (std::size_t r = 0; r < data.rows(); ++r)
-      (in_train[data.item[r]] ? train : test).push_back(r);
-    if (train.empty() || test.empty()) {
+    sd.control = sd.data;
+    for (std::size_t r = 0; r < sd.control.rows(); ++r)
+      if (flipped[sd.control.item[r]]) sd.control.y[r] = 1 - sd.control.y[r];
+    for (std::size_t r = 0; r < sd.data.rows(); ++r)
+      (in_train[sd.data.item[r]] ? sd.train : sd.test).push_back(r);
+    if (sd.train.empty() || sd.test.empty()) {
       throw UsageError("the " + result.task + " probe has no " +
-                       (train.empty() ? "training" : "test") + " instances");
+                       (sd.train.empty() ? "training" : "test") + " instances");
     }
-    ProbeRun run;
-    run.seed = seed;
-    for (int kind = 0; kind < 2; ++kind) {
-      const ProbeData& d = kind == 0 ? data : control;
-      ProbeMlp mlp(d.inputs, options.mlp, seed);
-      mlp.fit(d, train, derive_seed(seed, kind == 0 ? "target" : "control"));
-      const double tr = probe_accuracy(mlp.logits(d, train), d, train);
-      const double te = probe_accuracy(mlp.logits(d, test), d, test);
-      (kind == 0 ? run.target_train : run.control_train) = tr;
-      (kind == 0 ? run.target_test : run.control_test) = te;
-      if (on_run) on_run();
-    }
-    result.runs.push_back(run);
-    result.train_rows = train.size();
-    result.test_rows = test.size();
-    result.inputs = static_cast<std::size_t>(data.inputs);
+    result.train_rows = sd.train.size();
+    result.test_rows = sd.test.size();
+    result.inputs = static_cast<std::size_t>(sd.data.inputs);
     result.train_items =
         static_cast<std::size_t>(std::count(in_train.begin(), in_train.end(), true));
     result.test_items = n - result.train_items;
+    per_seed.push_back(std::move(sd));
   }
+  // Every (seed, target/control) fit is independent: they run side by side, each on one
+  // thread, so the results do not depend on the machine's core count and the small GEMMs
+  // (batch 128) keep each core busy better than one fit on all cores does.
+  result.runs.resize(options.seeds.size());
+  const std::size_t jobs = 2 * options.seeds.size();
+  const std::size_t workers = std::min<std::size_t>(
+      jobs, static_cast<std::size_t>(options.parallel_fits > 0 ? options.parallel_fits
+                                                               : compute_threads()));
+  std::atomic<std::size_t> next{0};
+  std::mutex progress;
+  std::exception_ptr failure;
+  auto work = [&] {
+    omp_set_num_threads(1);
+    for (std::size_t j; (j = next++) < jobs;) {
+      try {
+        const std::size_t si = j / 2;
+        const bool target = j % 2 == 0;
+        const std::uint64_t seed = options.seeds[si];
+        const SeedData& sd = per_seed[si];
+        const ProbeData& d = target ? sd.data : sd.control;
+        ProbeMlp mlp(d.inputs, options.mlp, seed);
+        mlp.fit(d, sd.train, derive_seed(seed, target ? "target" : "control"));
+        ProbeRun& run = result.runs[si];
+        run.seed = seed;
+        (target ? run.target_train : run.control_train) =
+            probe_accuracy(mlp.logits(d, sd.train), d, sd.train);
+        (target ? run.target_test : run.control_test) =
+            probe_accuracy(mlp.logits(d, sd.test), d, sd.test);
+        std::lock_guard<std::mutex> lock(progress);
+        if (on_run) on_run();
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(progress);
+        if (!failure) failure = std::current_exception();
+        next = jobs;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t w = 1; w < workers; ++w)
+    pool.emplace_back(work);
+  {
+    // The calling thread works too, with its own thread count restored afterwards.
+    const int threads = omp_get_max_threads();
+    work();
+    omp_set_num_threads(threads);
+  }
+  for (auto& t : pool)
+    t.join();
+  if (failure) std::rethrow_exception(failure);
   auto minmax = [&](auto field, double& lo, double& hi) {
     lo = std::numeric_limits<double>::infinity();
     hi = -lo;

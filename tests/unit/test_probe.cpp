@@ -148,13 +148,16 @@ TEST(Probe, SeparablePairProbesReachFullAccuracyAndControlsStayNearChance) {
   }
 }
 
-TEST(Probe, SameSeedSameAccuracies) {
+TEST(Probe, SameSeedSameAccuraciesWhateverTheParallelism) {
   Dataset ds = tagged_dataset(60);
   ProbeEmbeddings e = separable_embeddings(60, 4, 2);
   ProbeOptions o = small_options();
   o.mlp.epochs = 5;
+  o.parallel_fits = 1;
   const ProbeResult a = run_mlp_probe(ProbeTask::PairText, ds, e.layers[0], e, o);
+  o.parallel_fits = 3;
   const ProbeResult b = run_mlp_probe(ProbeTask::PairText, ds, e.layers[0], e, o);
+  ASSERT_EQ(a.runs.size(), b.runs.size());
   for (std::size_t s = 0; s < a.runs.size(); ++s) {
     EXPECT_EQ(a.runs[s].target_test, b.runs[s].target_test);
     EXPECT_EQ(a.runs[s].control_test, b.runs[s].control_test);
