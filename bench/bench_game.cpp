@@ -1,12 +1,16 @@
 // Load generator and checker for `winokit serve`, over HTTP on loopback.
 //
-//   bench_game --port P --players 200 --rounds 2000 --seconds 60 [--ack acks.jsonl]
+//   bench_game --port P --players 200 --rounds 2000 --seconds 60 [--solve-rate 300]
+//              [--mixed-creators 1] [--ack acks.jsonl]
 //   bench_game --port P --verify acks.jsonl
 //
 // Phases: (1) register the players; (2) spymasters: `--creators` players at a time create
 // `--rounds` associations (new round, then the submission that includes the rival's answer);
 // (3) every player solves in a loop (next assignment, then the solve submission) for
-// `--seconds` or until nothing is left. Latencies are measured per request on the client;
+// `--seconds` or until nothing is left (paced to `--solve-rate` solves per second over all
+// players, or unpaced), while `--mixed-creators` spymaster streams keep creating associations
+// (their submissions, with the rival, measured under that load). Latencies are measured per
+// request on the client;
 // throughput is acknowledged solves per second of phase 3. Every acknowledged write is appended
 // to the --ack file (flushed line by line) so that --verify can check, after a crash and restart,
 // that the server still has each one (through each player's dashboard).
@@ -21,6 +25,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -38,7 +43,8 @@ namespace {
 struct Options {
   std::string host = "127.0.0.1", ack, verify, prefix = "player";
   int port = 8080, players = 200, creators = 8, rounds = 2000, seconds = 60;
-  double solve_rate = 0;  // target solves per second over all players (0: as fast as possible)
+  double solve_rate = 0;   // target solves per second over all players (0: as fast as possible)
+  int mixed_creators = 0;  // spymaster streams that keep creating during phase 3
 };
 
 struct Player {
@@ -196,6 +202,8 @@ int main(int argc, char** argv) {
       o.prefix = v;
     else if (a == "--solve-rate")
       o.solve_rate = std::stod(v);
+    else if (a == "--mixed-creators")
+      o.mixed_creators = std::stoi(v);
     else {
       std::cerr << "unknown option " << a << "\n";
       return 2;
@@ -232,18 +240,19 @@ int main(int argc, char** argv) {
                 std::chrono::duration<double>(Clock::now() - t0).count());
   }
 
-  // Phase 2: spymasters.
-  Stats draft, submit;
-  std::atomic<int> created{0};
-  {
-    const auto t0 = Clock::now();
+  // Spymasters: `threads` streams create rounds until `more()` says stop. Each cue is a new word
+  // (letters only), so every rival answer runs the text tower instead of coming from the
+  // embedding cache.
+  std::atomic<int> created{0}, cue_counter{0};
+  auto spymasters = [&](int threads, const std::function<bool()>& more, Stats& draft,
+                        Stats& submit) {
     std::vector<std::thread> ts;
-    for (int t = 0; t < o.creators; ++t) {
+    for (int t = 0; t < threads; ++t) {
       ts.emplace_back([&, t] {
         httplib::Client c(o.host, o.port);
         c.set_keep_alive(true);
         c.set_tcp_nodelay(true);
-        for (int k = t; created < o.rounds; k += o.creators) {
+        for (int k = t; more(); k += threads) {
           const Player& p = players[static_cast<std::size_t>(k % o.players)];
           auto t1 = Clock::now();
           auto r = c.Post("/api/rounds", headers(p), "{}", "application/json");
@@ -255,10 +264,8 @@ int main(int argc, char** argv) {
           draft.add(ms_since(t1));
           const json d = json::parse(r->body);
           const auto cands = d["candidates"].get<std::vector<std::string>>();
-          // A new word each time (letters only), so every rival answer runs the text tower
-          // instead of coming from the embedding cache.
           std::string cue = "q";
-          for (int v = k + 1; v > 0; v /= 26)
+          for (int v = ++cue_counter; v > 0; v /= 26)
             cue += static_cast<char>('a' + v % 26);
           const json body = {{"cue", cue}, {"associations", {cands[0], cands[1]}}};
           t1 = Clock::now();
@@ -279,13 +286,21 @@ int main(int argc, char** argv) {
     }
     for (auto& t : ts)
       t.join();
+  };
+
+  // Phase 2: spymasters seed the work.
+  Stats draft, submit;
+  {
+    const auto t0 = Clock::now();
+    spymasters(
+        o.creators, [&] { return created < o.rounds; }, draft, submit);
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     print_stats("spymaster: new round", draft, s);
     print_stats("spymaster: submit (with the rival)", submit, s);
   }
 
   // Phase 3: every player solves.
-  Stats next_stats, solve;
+  Stats next_stats, solve, mixed_draft, mixed_submit;
   {
     const auto t0 = Clock::now();
     const auto deadline = t0 + std::chrono::seconds(o.seconds);
@@ -332,18 +347,32 @@ int main(int argc, char** argv) {
         }
       });
     }
+    // Spymasters keep creating while the players solve (--mixed-creators streams).
+    std::atomic<bool> solving{true};
+    std::thread mixed([&] {
+      if (o.mixed_creators > 0) {
+        spymasters(
+            o.mixed_creators, [&] { return solving && Clock::now() < deadline; }, mixed_draft,
+            mixed_submit);
+      }
+    });
     for (auto& t : ts)
       t.join();
+    solving = false;
+    mixed.join();
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     print_stats("solver: next assignment", next_stats, s);
     print_stats("solver: submit", solve, s);
+    if (o.mixed_creators > 0) {
+      print_stats("spymaster submit, during solving", mixed_submit, s);
+    }
     std::printf("phase 3: %d players for %.1f s%s\n", o.players, s,
                 o.solve_rate > 0
                     ? (", paced at " + std::to_string(o.solve_rate) + " solves/s").c_str()
                     : ", unpaced");
   }
   int errors = 0;
-  for (Stats* s : {&reg, &draft, &submit, &next_stats, &solve})
+  for (Stats* s : {&reg, &draft, &submit, &next_stats, &solve, &mixed_draft, &mixed_submit})
     for (const auto& [k, v] : s->errors)
       errors += v;
   return errors == 0 ? 0 : 1;

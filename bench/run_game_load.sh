@@ -2,7 +2,8 @@
 # The game's load benchmark on loopback: `winokit serve` with SQLite and the default
 # ViT-B/32-shaped (random-weight) rival, then build/bench/bench_game:
 #   1. 200 players, 6,200 associations created by one spymaster stream (rival latency), then all
-#      200 players solving for 60 s paced at 300 solves/s; every acknowledged write is verified
+#      200 players solving for 60 s paced at 300 solves/s while one spymaster stream keeps
+#      creating (rival latency under that load); every acknowledged write is verified
 #      against the players' dashboards afterwards (no lost rounds);
 #   2. the same solving unpaced (as fast as 200 players can go) for the maximum throughput.
 #   bench/run_game_load.sh [build dir]
@@ -29,7 +30,8 @@ serve() {
 
 echo "== paced: 200 players, 300 solves/s for 60 s =="
 serve paced.db
-"$BENCH" --port "$PORT" --players 200 --rounds 6200 --creators 1 --seconds 60 --solve-rate 300 --ack acks.jsonl
+"$BENCH" --port "$PORT" --players 200 --rounds 6200 --creators 1 --seconds 60 --solve-rate 300 \
+  --mixed-creators 1 --ack acks.jsonl
 "$BENCH" --port "$PORT" --verify acks.jsonl
 echo "server peak memory: $(grep VmHWM "/proc/$PID/status" | tr -s ' ')"
 kill "$PID"; wait "$PID" 2>/dev/null || true
