@@ -46,8 +46,11 @@ enum class SqliteSync { Normal, Full };
 // path opens SQLite in WAL mode with a busy timeout. `sync`: NORMAL survives a killed process
 // (the durability the game promises); FULL also survives power loss, at the cost of an fsync
 // per commit.
+// `read_only`: open an existing SQLite file without changing it (no journal-mode switch), as
+// `winokit game export` does.
 std::unique_ptr<Database> open_database(const std::string& url,
-                                        SqliteSync sync = SqliteSync::Normal);
+                                        SqliteSync sync = SqliteSync::Normal,
+                                        bool read_only = false);
 
 // Applies every migration newer than the database's version, each in its own transaction, and
 // returns the version reached.

@@ -38,15 +38,17 @@ namespace {
 // ---- SQLite ----
 class SqliteDatabase final : public Database {
  public:
-  SqliteDatabase(const std::string& path, SqliteSync sync) : path_(path) {
-    if (sqlite3_open_v2(path.c_str(), &db_,
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                        nullptr) != SQLITE_OK) {
+  SqliteDatabase(const std::string& path, SqliteSync sync, bool read_only) : path_(path) {
+    const int flags =
+        (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+        SQLITE_OPEN_NOMUTEX;
+    if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
       const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
       sqlite3_close(db_);
       throw IoError(path + ": cannot open the SQLite database: " + msg);
     }
     sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+    if (read_only) return;
     exec_plain("PRAGMA journal_mode=WAL");
     exec_plain(sync == SqliteSync::Full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
     exec_plain("PRAGMA foreign_keys=ON");
@@ -304,13 +306,13 @@ std::int64_t now_seconds() {
 
 }  // namespace
 
-std::unique_ptr<Database> open_database(const std::string& url, SqliteSync sync) {
+std::unique_ptr<Database> open_database(const std::string& url, SqliteSync sync, bool read_only) {
   if (url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0) {
     return std::make_unique<PostgresDatabase>(url);
   }
   std::string path = url.rfind("sqlite:", 0) == 0 ? url.substr(7) : url;
   if (path.empty()) throw UsageError("empty database path");
-  return std::make_unique<SqliteDatabase>(path, sync);
+  return std::make_unique<SqliteDatabase>(path, sync, read_only);
 }
 
 int schema_version(Database& db) {

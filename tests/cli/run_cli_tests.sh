@@ -203,6 +203,9 @@ expect "serve: bad bonus table" 2 "bonus tiers must be in increasing order" -- "
 printf 'candidates,cue,associations\n"[""nope"",""ex_0_img_0""]",x,"[""nope""]"\n' > q.csv
 expect "serve: bad qualification file names the line" 2 "q.csv:2: field 'candidates': image 'nope' is not in syn/images" -- "$WINOKIT" serve --images syn/images --qualification q.csv
 expect "game export: missing database" 3 "absent.db: no such database" -- "$WINOKIT" game export --db absent.db
+expect "game export: not a game database" 2 "examples.jsonl: not a winokit game database" -- "$WINOKIT" game export --db syn/examples.jsonl
+: > syn/empty.db
+expect "game export: an empty SQLite file is not one either" 2 "not a winokit game database" -- "$WINOKIT" game export --db syn/empty.db
 
 for sub in eval compare synth demo embed score bench winogavil swow retrieval variants heatmap probe serve game; do
   expect "help: $sub" 0 "Usage|OPTIONS" -- "$WINOKIT" "$sub" --help

@@ -114,8 +114,15 @@ int run_export(const ExportFlags& f) {
       !std::filesystem::exists(f.db.rfind("sqlite:", 0) == 0 ? f.db.substr(7) : f.db)) {
     throw IoError(f.db + ": no such database");
   }
-  auto db = open_database(f.db);
-  if (schema_version(*db) == 0) throw InputError({f.db, 0, ""}, "not a winokit game database");
+  auto db = open_database(f.db, SqliteSync::Normal, /*read_only=*/true);
+  // Read-only check (schema_version() would create its table in a foreign database).
+  bool game_db = false;
+  try {
+    const auto rows = db->query("SELECT MAX(version) FROM schema_migrations");
+    game_db = !rows.empty() && db_int(rows[0][0]) > 0;
+  } catch (const IoError&) {
+  }
+  if (!game_db) throw InputError({f.db, 0, ""}, "not a winokit game database");
   const std::string csv = export_game_csv(*db, f.min_solvable);
   const auto rows = static_cast<std::size_t>(std::count(csv.begin(), csv.end(), '\n')) - 1;
   if (f.out.empty()) {
