@@ -30,6 +30,8 @@ struct ServerOptions {
   double address_rate = 200, address_burst = 400;  // requests per second per client address
   double auth_per_minute = 20;                     // register + login per address
   bool secure_cookie = false;                      // add `Secure` (when served over HTTPS)
+  // Behind a reverse proxy: rate-limit by the address the proxy appends to X-Forwarded-For.
+  bool trust_proxy = false;
 };
 
 class GameServer {

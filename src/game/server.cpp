@@ -147,6 +147,20 @@ struct GameServer::Impl {
         per_address(options.address_rate, options.address_burst),
         auth(options.auth_per_minute / 60.0, options.auth_per_minute) {}
 
+  // The client's address for rate limits: the connection's, or behind a trusted reverse proxy
+  // the last address the proxy appended to X-Forwarded-For (earlier entries are the client's
+  // own claims and could be forged).
+  std::string client_address(const httplib::Request& req) const {
+    if (!options.trust_proxy) return req.remote_addr;
+    const std::string fwd = req.get_header_value("X-Forwarded-For");
+    if (fwd.empty()) return req.remote_addr;
+    const auto comma = fwd.rfind(',');
+    std::string last = comma == std::string::npos ? fwd : fwd.substr(comma + 1);
+    const auto a = last.find_first_not_of(' ');
+    const auto b = last.find_last_not_of(' ');
+    return a == std::string::npos ? req.remote_addr : last.substr(a, b - a + 1);
+  }
+
   std::string session_cookie(const std::string& token, bool clear = false) const {
     std::string c =
         std::string(kCookie) + "=" + (clear ? "" : token) + "; Path=/; HttpOnly; SameSite=Strict";
@@ -230,7 +244,7 @@ struct GameServer::Impl {
           }));
     s.Post("/api/register", wrap([this](const httplib::Request& req, httplib::Response& res) {
              const json body = body_of(req);
-             if (!auth.allow(req.remote_addr)) {
+             if (!auth.allow(client_address(req))) {
                throw GameError(429, "rate_limited", "too many attempts; wait a minute");
              }
              const AuthResult a =
@@ -240,7 +254,7 @@ struct GameServer::Impl {
            }));
     s.Post("/api/login", wrap([this](const httplib::Request& req, httplib::Response& res) {
              const json body = body_of(req);
-             if (!auth.allow(req.remote_addr)) {
+             if (!auth.allow(client_address(req))) {
                throw GameError(429, "rate_limited", "too many attempts; wait a minute");
              }
              const AuthResult a =
@@ -352,7 +366,7 @@ GameServer::GameServer(Game& game, ServerOptions options)
     res.set_header("Content-Security-Policy",
                    "default-src 'self'; img-src 'self'; style-src 'self'; script-src 'self'; "
                    "frame-ancestors 'none'");
-    if (!impl_->per_address.allow(req.remote_addr)) {
+    if (!impl_->per_address.allow(impl_->client_address(req))) {
       send_error(res, 429, "rate_limited", "too many requests from this address");
       return httplib::Server::HandlerResponse::Handled;
     }

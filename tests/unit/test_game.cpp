@@ -502,6 +502,33 @@ TEST(GameServerLimits, RateLimitsAnswer429) {
   EXPECT_EQ(statuses, (std::vector<int>{401, 401, 429, 429}));
 }
 
+TEST(GameServerLimits, BehindATrustedProxyEachClientHasItsOwnLimit) {
+  test::TempDir dir;
+  auto game = make_game(dir);
+  ServerOptions o;
+  o.port = 0;
+  o.auth_per_minute = 1;
+  o.trust_proxy = true;
+  GameServer server(*game, o);
+  std::atomic<int> port{0};
+  std::thread t([&] { server.run([&](int p) { port = p; }); });
+  while (port == 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  httplib::Client c("127.0.0.1", port);
+  auto login = [&](const std::string& forwarded) {
+    return c
+        .Post("/api/login", {{"X-Forwarded-For", forwarded}},
+              json({{"name", "nobody"}, {"password", "password1"}}).dump(), "application/json")
+        ->status;
+  };
+  const std::vector<int> statuses = {login("10.0.0.1"), login("10.0.0.2"),
+                                     login("6.6.6.6, 10.0.0.1"), login("10.0.0.3")};
+  server.stop();
+  t.join();
+  // The last hop is the proxy's claim: a forged first entry does not buy a fresh bucket.
+  EXPECT_EQ(statuses, (std::vector<int>{401, 401, 429, 401}));
+}
+
 }  // namespace
 }  // namespace winokit
 
