@@ -82,6 +82,10 @@ class Game {
  public:
   Game(std::unique_ptr<Database> db, std::map<std::string, std::filesystem::path> pool,
        std::unique_ptr<Rival> rival, GameConfig config);
+  // Several connections to one database (PostgreSQL): requests use them side by side.
+  Game(std::vector<std::unique_ptr<Database>> connections,
+       std::map<std::string, std::filesystem::path> pool, std::unique_ptr<Rival> rival,
+       GameConfig config);
   ~Game();
 
   AuthResult register_user(const std::string& name, const std::string& password);
@@ -112,6 +116,7 @@ class Game {
   const GameConfig& config() const;
 
  private:
+  static std::vector<std::unique_ptr<Database>> one_connection(std::unique_ptr<Database> db);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

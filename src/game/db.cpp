@@ -294,6 +294,9 @@ const std::vector<Migration>& migrations() {
         "CREATE TABLE qualification_results (user_id BIGINT PRIMARY KEY REFERENCES users(id), "
         "score DOUBLE PRECISION NOT NULL, passed INTEGER NOT NULL, attempts INTEGER NOT NULL, "
         "taken_at BIGINT NOT NULL)"}},
+      {2,
+       {"CREATE INDEX assignments_unsolved ON assignments (assigned_at) WHERE solved_at IS NULL",
+        "CREATE INDEX reports_pending ON reports (state)"}},
   };
   return list;
 }

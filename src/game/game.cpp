@@ -3,8 +3,10 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <map>
 #include <semaphore>
 #include <sstream>
@@ -26,6 +28,8 @@ constexpr std::size_t kTokenBytes = 32, kCsrfBytes = 16;
 constexpr std::size_t kMinName = 3, kMaxName = 32, kMinPassword = 8, kMaxPassword = 256;
 constexpr std::size_t kMaxReason = 500;
 constexpr int kAssignRetries = 8;
+constexpr int kAssignSpread = 8;                 // open rounds a solver is drawn among
+constexpr std::int64_t kStaleSweepSeconds = 30;  // how often unsolved assignments are swept
 constexpr std::ptrdiff_t kMaxHashSlots = 8;
 
 // Holds one of the password-hashing slots for its lifetime.
@@ -179,13 +183,57 @@ std::map<std::string, std::filesystem::path> scan_image_pool(const std::filesyst
 }
 
 // ---- the game ----
+// Database connections shared by the request threads: SQLite has one (its writes serialise
+// anyway); PostgreSQL several, so transactions overlap and commits are grouped.
+class DbPool {
+ public:
+  class Lease {
+   public:
+    Lease(DbPool& pool, Database* db) : pool_(pool), db_(db) {}
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease() { pool_.give_back(db_); }
+    Database& operator*() const { return *db_; }
+
+   private:
+    DbPool& pool_;
+    Database* db_;
+  };
+  void add(std::unique_ptr<Database> db) {
+    free_.push_back(db.get());
+    all_.push_back(std::move(db));
+  }
+  Lease acquire() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return !free_.empty(); });
+    Database* db = free_.back();
+    free_.pop_back();
+    return Lease(*this, db);
+  }
+  std::size_t size() const { return all_.size(); }
+
+ private:
+  void give_back(Database* db) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      free_.push_back(db);
+    }
+    cv_.notify_one();
+  }
+  std::vector<std::unique_ptr<Database>> all_;
+  std::vector<Database*> free_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+};
+
 struct Game::Impl {
-  std::unique_ptr<Database> db;
+  DbPool pool_;
+  std::string db_kind;
   std::map<std::string, std::filesystem::path> pool;
   std::vector<std::string> names;
   std::unique_ptr<Rival> rival;
   GameConfig config;
-  std::mutex mutex;  // one connection: statements and transactions run one at a time
+  std::mutex rng_mutex;  // candidate sampling
   Rng rng{0};
   std::string dummy_hash;  // verified for unknown names (same cost as a real one)
   // Argon2id takes 64 MiB per interactive hash: at most this many at once, so a burst of
@@ -205,21 +253,21 @@ struct Game::Impl {
     return {crypto_pwhash_OPSLIMIT_INTERACTIVE, crypto_pwhash_MEMLIMIT_INTERACTIVE};
   }
 
-  AuthResult new_session(std::int64_t user_id) {
+  AuthResult new_session(Database& db, std::int64_t user_id) {
     AuthResult a;
     a.token = random_hex(kTokenBytes);
     a.csrf = random_hex(kCsrfBytes);
     const std::int64_t now = now_seconds();
-    db->query(
+    db.query(
         "INSERT INTO sessions (token_hash, user_id, csrf, created_at, expires_at) VALUES "
         "(?, ?, ?, ?, ?)",
         {sha256_hex(a.token), user_id, a.csrf, now, now + config.session_seconds});
     return a;
   }
 
-  json user_json(std::int64_t user_id) {
+  json user_json(Database& db, std::int64_t user_id) {
     const auto rows =
-        db->query("SELECT id, name, is_admin, solver_qualified FROM users WHERE id = ?", {user_id});
+        db.query("SELECT id, name, is_admin, solver_qualified FROM users WHERE id = ?", {user_id});
     if (rows.empty()) throw GameError(404, "no_user", "no such user");
     return {{"id", db_int(rows[0][0])},
             {"name", db_text(rows[0][1])},
@@ -227,16 +275,16 @@ struct Game::Impl {
             {"solver_qualified", db_int(rows[0][3]) != 0}};
   }
 
-  bool solver_qualified(std::int64_t user_id) {
-    const auto rows = db->query("SELECT solver_qualified FROM users WHERE id = ?", {user_id});
+  bool solver_qualified(Database& db, std::int64_t user_id) {
+    const auto rows = db.query("SELECT solver_qualified FROM users WHERE id = ?", {user_id});
     return !rows.empty() && db_int(rows[0][0]) != 0;
   }
 
   // "qualified", "pending" (qualification rounds not all solved yet), "open" (may still create
   // qualification rounds) or "failed", with the means over the qualification rounds.
-  json creator_status(std::int64_t user_id) {
+  json creator_status(Database& db, std::int64_t user_id) {
     const int needed = config.rules.creator_qualification_rounds;
-    const auto rows = db->query(
+    const auto rows = db.query(
         "SELECT state, fool_score, solvable_score FROM rounds WHERE creator_id = ? AND state <> "
         "'draft' AND removed = 0 ORDER BY id LIMIT ?",
         {user_id, std::int64_t{needed}});
@@ -270,8 +318,8 @@ struct Game::Impl {
   }
 
   // Rounds this user may solve now: open, visible, not theirs, not taken by them, a free slot.
-  std::vector<DbRow> solvable_rounds(std::int64_t user_id, int limit) {
-    return db->query(
+  std::vector<DbRow> solvable_rounds(Database& db, std::int64_t user_id, int limit) {
+    return db.query(
         "SELECT r.id FROM rounds r WHERE r.state = 'open' AND r.hidden = 0 AND r.removed = 0 AND "
         "r.creator_id <> ? AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.round_id = r.id "
         "AND a.solver_id = ?) AND (SELECT COUNT(*) FROM assignments a2 WHERE a2.round_id = r.id) "
@@ -280,14 +328,19 @@ struct Game::Impl {
          std::int64_t{limit}});
   }
 
-  void free_stale_assignments() {
-    db->query("DELETE FROM assignments WHERE solved_at IS NULL AND assigned_at < ?",
-              {now_seconds() - config.assignment_timeout_seconds});
+  // Frees assignments left unsolved past the timeout; at most every kStaleSweepSeconds.
+  void free_stale_assignments(Database& db) {
+    const std::int64_t now = now_seconds();
+    std::int64_t last = last_sweep.load();
+    if (now - last < kStaleSweepSeconds || !last_sweep.compare_exchange_strong(last, now)) return;
+    db.query("DELETE FROM assignments WHERE solved_at IS NULL AND assigned_at < ?",
+             {now - config.assignment_timeout_seconds});
   }
+  std::atomic<std::int64_t> last_sweep{0};
 
-  json round_for_solver(std::int64_t round_id) {
+  json round_for_solver(Database& db, std::int64_t round_id) {
     const auto rows =
-        db->query("SELECT id, cue, candidates, associations FROM rounds WHERE id = ?", {round_id});
+        db.query("SELECT id, cue, candidates, associations FROM rounds WHERE id = ?", {round_id});
     const auto& r = rows.at(0);
     return {{"id", db_int(r[0])},
             {"cue", db_text(r[1])},
@@ -298,9 +351,23 @@ struct Game::Impl {
 
 Game::Game(std::unique_ptr<Database> db, std::map<std::string, std::filesystem::path> pool,
            std::unique_ptr<Rival> rival, GameConfig config)
+    : Game(one_connection(std::move(db)), std::move(pool), std::move(rival), std::move(config)) {}
+
+std::vector<std::unique_ptr<Database>> Game::one_connection(std::unique_ptr<Database> db) {
+  std::vector<std::unique_ptr<Database>> v;
+  v.push_back(std::move(db));
+  return v;
+}
+
+Game::Game(std::vector<std::unique_ptr<Database>> connections,
+           std::map<std::string, std::filesystem::path> pool, std::unique_ptr<Rival> rival,
+           GameConfig config)
     : impl_(std::make_unique<Impl>()) {
   if (sodium_init() < 0) throw std::runtime_error("libsodium failed to initialise");
-  impl_->db = std::move(db);
+  if (connections.empty()) throw UsageError("the game needs a database connection");
+  impl_->db_kind = connections.front()->kind();
+  for (auto& c : connections)
+    impl_->pool_.add(std::move(c));
   impl_->pool = std::move(pool);
   for (const auto& [name, path] : impl_->pool)
     impl_->names.push_back(name);
@@ -324,10 +391,11 @@ Game::Game(std::unique_ptr<Database> db, std::map<std::string, std::filesystem::
     throw UsageError("the image pool holds " + std::to_string(impl_->names.size()) +
                      " images; rounds need up to " + std::to_string(max_n));
   }
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  migrate(*impl_->db);
+  auto lease = impl_->pool_.acquire();
+  Database& db = *lease;
+  migrate(db);
   for (const auto& admin : impl_->config.admins)
-    impl_->db->query("UPDATE users SET is_admin = 1 WHERE name = ?", {admin});
+    db.query("UPDATE users SET is_admin = 1 WHERE name = ?", {admin});
 }
 
 Game::~Game() = default;
@@ -353,13 +421,14 @@ AuthResult Game::register_user(const std::string& name, const std::string& passw
       throw GameError(503, "busy", "out of memory while hashing; try again");
     }
   }
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  Transaction tx(*impl_->db);
+  auto lease = impl_->pool_.acquire();
+  Database& db = *lease;
+  Transaction tx(db);
   const bool admin = impl_->config.admins.count(name) > 0;
   const bool solver = impl_->config.qualification.empty();
   std::int64_t id = 0;
   try {
-    const auto rows = impl_->db->query(
+    const auto rows = db.query(
         "INSERT INTO users (name, pass_hash, is_admin, solver_qualified, created_at) VALUES (?, "
         "?, ?, ?, ?) RETURNING id",
         {name, std::string(hash), std::int64_t{admin}, std::int64_t{solver}, now_seconds()});
@@ -367,8 +436,8 @@ AuthResult Game::register_user(const std::string& name, const std::string& passw
   } catch (const DbConstraintError&) {
     throw GameError(409, "name_taken", "this name is taken");
   }
-  AuthResult a = impl_->new_session(id);
-  a.user = impl_->user_json(id);
+  AuthResult a = impl_->new_session(db, id);
+  a.user = impl_->user_json(db, id);
   tx.commit();
   return a;
 }
@@ -380,8 +449,9 @@ AuthResult Game::login(const std::string& name, const std::string& password) {
   std::string hash;
   std::int64_t id = 0;
   {
-    std::lock_guard<std::mutex> lock(impl_->mutex);
-    const auto rows = impl_->db->query("SELECT id, pass_hash FROM users WHERE name = ?", {name});
+    auto lease = impl_->pool_.acquire();
+    Database& db = *lease;
+    const auto rows = db.query("SELECT id, pass_hash FROM users WHERE name = ?", {name});
     if (!rows.empty()) {
       id = db_int(rows[0][0]);
       hash = db_text(rows[0][1]);
@@ -397,24 +467,27 @@ AuthResult Game::login(const std::string& name, const std::string& password) {
     verified = crypto_pwhash_str_verify(check.c_str(), password.data(), password.size()) == 0;
   }
   if (!verified || !known) throw GameError(401, "bad_login", "wrong name or password");
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  Transaction tx(*impl_->db);
-  impl_->db->query("DELETE FROM sessions WHERE expires_at < ?", {now_seconds()});
-  AuthResult a = impl_->new_session(id);
-  a.user = impl_->user_json(id);
+  auto lease = impl_->pool_.acquire();
+  Database& db = *lease;
+  Transaction tx(db);
+  db.query("DELETE FROM sessions WHERE expires_at < ?", {now_seconds()});
+  AuthResult a = impl_->new_session(db, id);
+  a.user = impl_->user_json(db, id);
   tx.commit();
   return a;
 }
 
 void Game::logout(const std::string& token) {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  impl_->db->query("DELETE FROM sessions WHERE token_hash = ?", {sha256_hex(token)});
+  auto lease = impl_->pool_.acquire();
+  Database& db = *lease;
+  db.query("DELETE FROM sessions WHERE token_hash = ?", {sha256_hex(token)});
 }
 
 Session Game::authenticate(const std::string& token) {
   if (token.size() != 2 * kTokenBytes) throw GameError(401, "no_session", "please log in");
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  const auto rows = impl_->db->query(
+  auto lease = impl_->pool_.acquire();
+  Database& db = *lease;
+  const auto rows = db.query(
       "SELECT s.user_id, u.name, s.csrf, u.is_admin, s.expires_at FROM sessions s JOIN users u "
       "ON u.id = s.user_id WHERE s.token_hash = ?",
       {sha256_hex(token)});
@@ -428,7 +501,7 @@ json Game::status() const {
   return {{"rival", impl_->rival->describe()},
           {"rival_random_weights", impl_->rival->random_weights()},
           {"images", impl_->pool.size()},
-          {"database", impl_->db->kind()},
+          {"database", impl_->db_kind},
           {"qualification_instances", impl_->config.qualification.size()},
           {"rules",
            {{"candidate_counts", impl_->config.rules.candidate_counts},
@@ -440,10 +513,10 @@ json Game::status() const {
 }
 
 json Game::me(const Session& s) {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto& db = *impl_->db;
-  json j = impl_->user_json(s.user_id);
-  j["creator"] = impl_->creator_status(s.user_id);
+  auto lease = impl_->pool_.acquire();
+  Database& db = *lease;
+  json j = impl_->user_json(db, s.user_id);
+  j["creator"] = impl_->creator_status(db, s.user_id);
   json rounds = json::array();
   double fool = 0, solvable = 0, bonus = 0;
   int complete = 0;
@@ -519,9 +592,10 @@ json Game::qualification_test(const Session& s) {
                      {"candidates", inst.candidates},
                      {"k", inst.associations.size()}});
   }
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto lease = impl_->pool_.acquire();
+  Database& db = *lease;
   return {{"instances", items},
-          {"solver_qualified", impl_->solver_qualified(s.user_id)},
+          {"solver_qualified", impl_->solver_qualified(db, s.user_id)},
           {"pass_mark", impl_->config.rules.solver_min_score}};
 }
 
@@ -546,8 +620,8 @@ json Game::submit_qualification(const Session& s, const json& answers) {
   double mean = 0, sd = 0;
   mean_and_std(scores, mean, sd);
   const bool passed = mean >= impl_->config.rules.solver_min_score;
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto& db = *impl_->db;
+  auto lease = impl_->pool_.acquire();
+  Database& db = *lease;
   Transaction tx(db);
   const auto prev =
       db.query("SELECT attempts, passed FROM qualification_results WHERE user_id = ?", {s.user_id});
@@ -578,12 +652,12 @@ json Game::submit_qualification(const Session& s, const json& answers) {
 }
 
 json Game::new_round(const Session& s) {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto& db = *impl_->db;
-  if (!impl_->solver_qualified(s.user_id)) {
+  auto lease = impl_->pool_.acquire();
+  Database& db = *lease;
+  if (!impl_->solver_qualified(db, s.user_id)) {
     throw GameError(403, "not_qualified", "pass the qualification test first");
   }
-  const json creator = impl_->creator_status(s.user_id);
+  const json creator = impl_->creator_status(db, s.user_id);
   const std::string cstate = creator["state"];
   if (cstate == "failed") {
     throw GameError(403, "creator_not_qualified",
@@ -615,20 +689,24 @@ json Game::new_round(const Session& s) {
   const std::int64_t owed =
       db_int(created[0][0]) * impl_->config.rules.solves_per_creation - db_int(solved[0][0]);
   if (owed > 0) {
-    impl_->free_stale_assignments();
-    if (!impl_->solvable_rounds(s.user_id, 1).empty()) {
+    impl_->free_stale_assignments(db);
+    if (!impl_->solvable_rounds(db, s.user_id, 1).empty()) {
       throw GameError(409, "solve_first",
                       "solve " + std::to_string(owed) + " association(s) of other players first");
     }
   }
   const auto& counts = impl_->config.rules.candidate_counts;
-  const int n = counts[impl_->rng.below(static_cast<std::uint32_t>(counts.size()))];
   std::vector<std::string> names = impl_->names;
-  for (int i = 0; i < n; ++i) {  // partial Fisher-Yates
-    const std::size_t j =
-        static_cast<std::size_t>(i) +
-        impl_->rng.below(static_cast<std::uint32_t>(names.size() - static_cast<std::size_t>(i)));
-    std::swap(names[static_cast<std::size_t>(i)], names[j]);
+  int n = 0;
+  {
+    std::lock_guard<std::mutex> rng_lock(impl_->rng_mutex);
+    n = counts[impl_->rng.below(static_cast<std::uint32_t>(counts.size()))];
+    for (int i = 0; i < n; ++i) {  // partial Fisher-Yates
+      const std::size_t j =
+          static_cast<std::size_t>(i) +
+          impl_->rng.below(static_cast<std::uint32_t>(names.size() - static_cast<std::size_t>(i)));
+      std::swap(names[static_cast<std::size_t>(i)], names[j]);
+    }
   }
   names.resize(static_cast<std::size_t>(n));
   const bool qualification = cstate != "qualified";
@@ -643,9 +721,10 @@ json Game::submit_round(const Session& s, std::int64_t round_id, const std::stri
                         const std::vector<std::string>& associations) {
   std::vector<std::string> candidates;
   {
-    std::lock_guard<std::mutex> lock(impl_->mutex);
-    const auto rows = impl_->db->query(
-        "SELECT creator_id, state, candidates FROM rounds WHERE id = ?", {round_id});
+    auto lease = impl_->pool_.acquire();
+    Database& db = *lease;
+    const auto rows =
+        db.query("SELECT creator_id, state, candidates FROM rounds WHERE id = ?", {round_id});
     if (rows.empty() || db_int(rows[0][0]) != s.user_id) {
       throw GameError(404, "no_round", "no such round of yours");
     }
@@ -668,14 +747,15 @@ json Game::submit_round(const Session& s, std::int64_t round_id, const std::stri
   const auto picks = impl_->rival->pick(clean, candidates, static_cast<int>(k));
   const double model = jaccard_score(picks, associations);
   const double fool = 100 - model;
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  Transaction tx(*impl_->db);
-  const auto rows = impl_->db->query("SELECT state FROM rounds WHERE id = ? AND creator_id = ?",
-                                     {round_id, s.user_id});
+  auto lease = impl_->pool_.acquire();
+  Database& db = *lease;
+  Transaction tx(db);
+  const auto rows =
+      db.query("SELECT state FROM rounds WHERE id = ? AND creator_id = ?", {round_id, s.user_id});
   if (rows.empty() || db_text(rows[0][0]) != "draft") {
     throw GameError(409, "already_submitted", "this round was already submitted");
   }
-  impl_->db->query(
+  db.query(
       "UPDATE rounds SET state = 'open', cue = ?, associations = ?, model_picks = ?, model_score "
       "= ?, fool_score = ?, submitted_at = ? WHERE id = ?",
       {clean, json(associations).dump(), json(picks).dump(), model, fool, now_seconds(), round_id});
@@ -685,30 +765,35 @@ json Game::submit_round(const Session& s, std::int64_t round_id, const std::stri
 }
 
 json Game::next_solve(const Session& s) {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto& db = *impl_->db;
-  if (!impl_->solver_qualified(s.user_id)) {
+  auto lease = impl_->pool_.acquire();
+  Database& db = *lease;
+  if (!impl_->solver_qualified(db, s.user_id)) {
     throw GameError(403, "not_qualified", "pass the qualification test first");
   }
-  Transaction tx(db);
-  impl_->free_stale_assignments();
-  // An assignment already held comes back (reloading the page does not skip it).
-  const auto held = db.query(
-      "SELECT a.round_id FROM assignments a JOIN rounds r ON r.id = a.round_id WHERE a.solver_id "
-      "= ? AND a.solved_at IS NULL AND r.hidden = 0 AND r.removed = 0 ORDER BY a.round_id LIMIT 1",
-      {s.user_id});
-  if (!held.empty()) {
-    json j = impl_->round_for_solver(db_int(held[0][0]));
-    tx.commit();
-    return j;
-  }
+  impl_->free_stale_assignments(db);
   for (int attempt = 0; attempt < kAssignRetries; ++attempt) {
-    const auto open = impl_->solvable_rounds(s.user_id, 1);
+    Transaction tx(db);
+    // An assignment already held comes back (reloading the page does not skip it).
+    const auto held = db.query(
+        "SELECT a.round_id FROM assignments a JOIN rounds r ON r.id = a.round_id WHERE "
+        "a.solver_id = ? AND a.solved_at IS NULL AND r.hidden = 0 AND r.removed = 0 ORDER BY "
+        "a.round_id LIMIT 1",
+        {s.user_id});
+    if (!held.empty()) {
+      json j = impl_->round_for_solver(db, db_int(held[0][0]));
+      tx.commit();
+      return j;
+    }
+    // The oldest open round (associations complete soonest); after losing a race for its slot,
+    // one of the next oldest, spread over players so that the retries do not collide again.
+    const auto open = impl_->solvable_rounds(db, s.user_id, kAssignSpread);
     if (open.empty()) {
       tx.commit();
       return {{"id", nullptr}, {"message", "nothing to solve right now"}};
     }
-    const std::int64_t round_id = db_int(open[0][0]);
+    const auto pick =
+        attempt == 0 ? 0 : static_cast<std::size_t>(s.user_id + attempt) % open.size();
+    const std::int64_t round_id = db_int(open[pick][0]);
     std::set<std::int64_t> taken;
     for (const auto& r : db.query("SELECT slot FROM assignments WHERE round_id = ?", {round_id}))
       taken.insert(db_int(r[0]));
@@ -720,9 +805,9 @@ json Game::next_solve(const Session& s) {
           "INSERT INTO assignments (round_id, slot, solver_id, assigned_at) VALUES (?, ?, ?, ?)",
           {round_id, slot, s.user_id, now_seconds()});
     } catch (const DbConstraintError&) {
-      continue;  // another server process took the slot: look again
+      continue;  // another connection took the slot: roll back and look again
     }
-    json j = impl_->round_for_solver(round_id);
+    json j = impl_->round_for_solver(db, round_id);
     tx.commit();
     return j;
   }
@@ -731,12 +816,12 @@ json Game::next_solve(const Session& s) {
 
 json Game::submit_solve(const Session& s, std::int64_t round_id,
                         const std::vector<std::string>& picks) {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto& db = *impl_->db;
+  auto lease = impl_->pool_.acquire();
+  Database& db = *lease;
   Transaction tx(db);
   // Lock the round's row first (a no-op write; PostgreSQL row lock, SQLite already holds the
   // write lock): two last solvers in two server processes must not both miss completing it.
-  db.query("UPDATE rounds SET id = id WHERE id = ?", {round_id});
+  db.query("UPDATE rounds SET solves = solves WHERE id = ?", {round_id});
   const auto rows = db.query(
       "SELECT r.creator_id, r.state, r.candidates, r.associations, r.fool_score, r.hidden, "
       "r.removed FROM rounds r WHERE r.id = ?",
@@ -787,8 +872,8 @@ json Game::submit_solve(const Session& s, std::int64_t round_id,
 
 json Game::report(const Session& s, std::int64_t round_id, const std::string& reason) {
   if (reason.size() > kMaxReason) throw GameError(400, "bad_reason", "the reason is too long");
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto& db = *impl_->db;
+  auto lease = impl_->pool_.acquire();
+  Database& db = *lease;
   Transaction tx(db);
   const auto rows = db.query("SELECT state, creator_id FROM rounds WHERE id = ?", {round_id});
   if (rows.empty() || db_text(rows[0][0]) == "draft") {
@@ -812,13 +897,14 @@ json Game::report(const Session& s, std::int64_t round_id, const std::string& re
 
 json Game::admin_reports(const Session& s) {
   if (!s.admin) throw GameError(403, "not_admin", "admins only");
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto lease = impl_->pool_.acquire();
+  Database& db = *lease;
   json out = json::array();
-  for (const auto& r : impl_->db->query(
-           "SELECT p.id, p.round_id, p.reason, p.created_at, u.name, r.cue, r.candidates, "
-           "r.associations, c.name FROM reports p JOIN users u ON u.id = p.reporter_id JOIN "
-           "rounds r ON r.id = p.round_id JOIN users c ON c.id = r.creator_id WHERE p.state = "
-           "'pending' ORDER BY p.id")) {
+  for (const auto& r :
+       db.query("SELECT p.id, p.round_id, p.reason, p.created_at, u.name, r.cue, r.candidates, "
+                "r.associations, c.name FROM reports p JOIN users u ON u.id = p.reporter_id JOIN "
+                "rounds r ON r.id = p.round_id JOIN users c ON c.id = r.creator_id WHERE p.state = "
+                "'pending' ORDER BY p.id")) {
     out.push_back({{"id", db_int(r[0])},
                    {"round", db_int(r[1])},
                    {"reason", db_text(r[2])},
@@ -837,8 +923,8 @@ json Game::admin_review(const Session& s, std::int64_t report_id, const std::str
   if (action != "restore" && action != "remove") {
     throw GameError(400, "bad_action", "action is 'restore' or 'remove'");
   }
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto& db = *impl_->db;
+  auto lease = impl_->pool_.acquire();
+  Database& db = *lease;
   Transaction tx(db);
   const auto rows = db.query("SELECT round_id, state FROM reports WHERE id = ?", {report_id});
   if (rows.empty()) throw GameError(404, "no_report", "no such report");
@@ -859,9 +945,10 @@ json Game::admin_review(const Session& s, std::int64_t report_id, const std::str
 }
 
 json Game::leaderboard() {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto lease = impl_->pool_.acquire();
+  Database& db = *lease;
   json spymasters = json::array(), solvers = json::array();
-  for (const auto& r : impl_->db->query(
+  for (const auto& r : db.query(
            "SELECT u.name, COUNT(*), AVG(r.fool_score), AVG(r.solvable_score), SUM(r.bonus) FROM "
            "rounds r JOIN users u ON u.id = r.creator_id WHERE r.state = 'complete' AND "
            "r.removed = 0 GROUP BY u.name ORDER BY SUM(r.bonus) DESC, AVG(r.fool_score) DESC, "
@@ -872,7 +959,7 @@ json Game::leaderboard() {
                           {"mean_solvable_by_humans", db_real(r[3])},
                           {"bonus", db_real(r[4])}});
   }
-  for (const auto& r : impl_->db->query(
+  for (const auto& r : db.query(
            "SELECT u.name, COUNT(*), AVG(a.score) FROM assignments a JOIN users u ON u.id = "
            "a.solver_id WHERE a.solved_at IS NOT NULL GROUP BY u.name ORDER BY AVG(a.score) DESC, "
            "COUNT(*) DESC, u.name LIMIT 100")) {
@@ -907,8 +994,9 @@ std::string export_game_csv(Database& db, double min_solvable) {
 }
 
 std::string Game::export_csv(double min_solvable) {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  return export_game_csv(*impl_->db, min_solvable);
+  auto lease = impl_->pool_.acquire();
+  Database& db = *lease;
+  return export_game_csv(db, min_solvable);
 }
 
 }  // namespace winokit

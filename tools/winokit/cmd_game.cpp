@@ -25,7 +25,7 @@ struct ServeFlags {
   std::string password_cost = "interactive", sync = "normal";
   std::vector<std::string> admins;
   std::uint64_t rival_seed = kDefaultRivalSeed, seed = 0;
-  int creator_rounds = 1, solves_per_creation = 1, attempts = 3;
+  int creator_rounds = 1, solves_per_creation = 1, attempts = 3, connections = 8;
   ServerOptions server;
   ModelFlags model;
 };
@@ -86,8 +86,17 @@ int run_serve(const ServeFlags& f) {
   std::cerr << "winokit serve: embedding " << pool.size() << " images with the rival (" << rt.source
             << ")...\n";
   auto rival = make_clip_rival(rt, pool, random);
-  auto db = open_database(f.db, f.sync == "full" ? SqliteSync::Full : SqliteSync::Normal);
-  Game game(std::move(db), std::move(pool), std::move(rival), std::move(config));
+  // SQLite: one connection (its writes serialise anyway). PostgreSQL: a pool, so requests'
+  // transactions overlap and the server groups their commits.
+  std::vector<std::unique_ptr<Database>> connections;
+  const SqliteSync sync = f.sync == "full" ? SqliteSync::Full : SqliteSync::Normal;
+  connections.push_back(open_database(f.db, sync));
+  if (f.connections < 1) throw UsageError("--db-connections must be at least 1");
+  if (connections.front()->kind() == "postgresql") {
+    for (int i = 1; i < f.connections; ++i)
+      connections.push_back(open_database(f.db, sync));
+  }
+  Game game(std::move(connections), std::move(pool), std::move(rival), std::move(config));
   GameServer server(game, f.server);
   std::thread watcher([&] {
     int sig = 0;
@@ -141,6 +150,10 @@ void add_game(CLI::App& app, int& exit_code) {
   CLI::App* serve = app.add_subcommand("serve", "Run the WinoGAViL game server");
   serve->add_option("--images", s->images, "Folder of the image pool (PNG/JPEG/WebP)")->required();
   serve->add_option("--db", s->db, "SQLite file (WAL) or postgresql://... URL")
+      ->capture_default_str();
+  serve
+      ->add_option("--db-connections", s->connections,
+                   "PostgreSQL connections per server process (SQLite uses one)")
       ->capture_default_str();
   serve->add_option("--host", s->server.host, "Address to listen on")->capture_default_str();
   serve->add_option("--port", s->server.port, "Port (0: any free port)")->capture_default_str();
