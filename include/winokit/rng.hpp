@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace winokit {
 
@@ -26,6 +28,22 @@ class Rng {
 };
 
 std::uint64_t splitmix64(std::uint64_t& state);
+
+// Fisher-Yates from the back (i = n..2: swap v[i-1] with v[below(i)]): the one shuffle every
+// seeded result uses, so a given seed gives the same order everywhere.
+template <class T>
+void shuffle(std::vector<T>& v, Rng& rng) {
+  for (std::size_t i = v.size(); i > 1; --i)
+    std::swap(v[i - 1], v[rng.below(static_cast<std::uint32_t>(i))]);
+}
+
+// Makes v[0..k) a uniform random k-subset in random order (Fisher-Yates from the front, stopped
+// after k steps); the rest of v keeps the other elements.
+template <class T>
+void partial_shuffle(std::vector<T>& v, std::size_t k, Rng& rng) {
+  for (std::size_t i = 0; i < k && i < v.size(); ++i)
+    std::swap(v[i], v[i + rng.below(static_cast<std::uint32_t>(v.size() - i))]);
+}
 
 // Mixes a user seed with a name, so each named stream is independent of the others and of the
 // order in which streams are used.

@@ -83,8 +83,7 @@ std::string generate_swow_instances(const SwowGraph& graph, const std::set<std::
   std::vector<std::string> cues;
   for (const auto& [cue, responses] : graph.forward)
     cues.push_back(cue);
-  for (std::size_t i = cues.size(); i > 1; --i)
-    std::swap(cues[i - 1], cues[rng.below(static_cast<std::uint32_t>(i))]);
+  shuffle(cues, rng);
   std::vector<std::string> pool(names.begin(), names.end());
   std::string out =
       "candidates,cue,associations,score_fool_the_ai,num_associations,num_candidates,"
@@ -115,16 +114,11 @@ std::string generate_swow_instances(const SwowGraph& graph, const std::set<std::
     for (int i = 0; i < k; ++i)
       gold.push_back(assoc[static_cast<std::size_t>(i)].second);
     candidates = gold;
-    for (int i = 0; i < n - k; ++i) {  // partial Fisher-Yates
-      const std::size_t j =
-          static_cast<std::size_t>(i) +
-          rng.below(static_cast<std::uint32_t>(distractors.size() - static_cast<std::size_t>(i)));
-      std::swap(distractors[static_cast<std::size_t>(i)], distractors[j]);
-      candidates.push_back(distractors[static_cast<std::size_t>(i)]);
-    }
-    for (std::size_t i = candidates.size(); i > 1; --i) {
-      std::swap(candidates[i - 1], candidates[rng.below(static_cast<std::uint32_t>(i))]);
-    }
+    const auto extra = static_cast<std::size_t>(n - k);
+    partial_shuffle(distractors, extra, rng);
+    candidates.insert(candidates.end(), distractors.begin(),
+                      distractors.begin() + static_cast<std::ptrdiff_t>(extra));
+    shuffle(candidates, rng);
     out += csv_escape(nlohmann::json(candidates).dump()) + "," + csv_escape(cue) + "," +
            csv_escape(nlohmann::json(gold).dump()) + ",," + std::to_string(k) + "," +
            std::to_string(n) + ",,," + std::to_string(count) + "\n";

@@ -419,9 +419,7 @@ class Generator {
         std::vector<int> cells(kCols * kRows);
         for (int c = 0; c < kCols * kRows; ++c)
           cells[static_cast<std::size_t>(c)] = c;
-        for (std::size_t c = cells.size() - 1; c > 0; --c) {
-          std::swap(cells[c], cells[rng_.below(static_cast<std::uint32_t>(c + 1))]);
-        }
+        shuffle(cells, rng_);
         for (std::size_t m = 0; m < a + b; ++m) {
           int cell = cells[m];
           double fx = (cell % kCols + 0.5) / kCols, fy = (cell / kCols + 0.5) / kRows;

@@ -328,8 +328,7 @@ std::vector<CaptionVariant> generate_variants(const Dataset& ds, VariantMethod m
       if (repl.empty()) continue;
       options.emplace_back(w, repl[rng.below(static_cast<std::uint32_t>(repl.size()))]);
     }
-    for (std::size_t i = options.size(); i > 1; --i)
-      std::swap(options[i - 1], options[rng.below(static_cast<std::uint32_t>(i))]);
+    shuffle(options, rng);
     int made = 0;
     for (const auto& [word, with] : options) {
       if (made >= o.per_caption) break;

@@ -34,15 +34,6 @@ const char* to_string(ProbeTask task) {
 
 namespace {
 
-// Fisher-Yates with the project's generator.
-template <class T>
-void shuffle(std::vector<T>& v, Rng& rng) {
-  for (std::size_t i = v.size(); i > 1; --i) {
-    const std::size_t j = rng.below(static_cast<std::uint32_t>(i));
-    std::swap(v[i - 1], v[j]);
-  }
-}
-
 void append(std::vector<float>& out, const float* p, int n) {
   out.insert(out.end(), p, p + n);
 }

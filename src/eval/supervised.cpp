@@ -142,8 +142,7 @@ std::vector<int> split_instances(const AssociationDataset& ds, const SupervisedO
     std::vector<const std::vector<std::size_t>*> order;
     for (const auto& [root, members] : components)
       order.push_back(&members);
-    for (std::size_t i = order.size(); i > 1; --i)
-      std::swap(order[i - 1], order[rng.below(static_cast<std::uint32_t>(i))]);
+    shuffle(order, rng);
     std::size_t test = 0, val = 0;
     for (const auto* members : order) {
       int s = 0;
@@ -165,8 +164,7 @@ std::vector<int> split_instances(const AssociationDataset& ds, const SupervisedO
   method = "greedy image-disjoint assignment in a seeded order; instances spanning splits dropped";
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
-  for (std::size_t i = n; i > 1; --i)
-    std::swap(order[i - 1], order[rng.below(static_cast<std::uint32_t>(i))]);
+  shuffle(order, rng);
   const double shares[3] = {o.train_share, o.validation_share, test_share};
   std::size_t filled[3] = {0, 0, 0};
   std::map<std::string, int> image_split;
@@ -287,8 +285,7 @@ SupervisedResult run_supervised(const AssociationDataset& ds,
     std::vector<double> best_params = mlp.parameters();
     double best_val = -1;
     for (int epoch = 1; epoch <= o.epochs; ++epoch) {
-      for (std::size_t i = examples.size(); i > 1; --i)
-        std::swap(examples[i - 1], examples[rng.below(static_cast<std::uint32_t>(i))]);
+      shuffle(examples, rng);
       for (std::size_t b = 0; b < examples.size(); b += static_cast<std::size_t>(o.batch_size)) {
         const std::size_t end =
             std::min(examples.size(), b + static_cast<std::size_t>(o.batch_size));

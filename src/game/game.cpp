@@ -701,12 +701,7 @@ json Game::new_round(const Session& s) {
   {
     std::lock_guard<std::mutex> rng_lock(impl_->rng_mutex);
     n = counts[impl_->rng.below(static_cast<std::uint32_t>(counts.size()))];
-    for (int i = 0; i < n; ++i) {  // partial Fisher-Yates
-      const std::size_t j =
-          static_cast<std::size_t>(i) +
-          impl_->rng.below(static_cast<std::uint32_t>(names.size() - static_cast<std::size_t>(i)));
-      std::swap(names[static_cast<std::size_t>(i)], names[j]);
-    }
+    partial_shuffle(names, static_cast<std::size_t>(n), impl_->rng);
   }
   names.resize(static_cast<std::size_t>(n));
   const bool qualification = cstate != "qualified";
