@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "winokit/npy.hpp"
+#include "winokit/variants.hpp"
 #include "winokit/winoground.hpp"
 
 namespace winokit {
@@ -65,6 +66,11 @@ struct EmbeddingTable {
   std::vector<std::string> image_ids, text_ids;
   std::string source;
 };
+
+// The text ids of that layout: "<example id>_c<k>" for a caption, and for variant number n
+// "<example id>_c<k>:<augmentation>:<n>".
+std::string caption_text_id(const Example& example, std::size_t k);
+std::string variant_text_id(const Dataset& dataset, const CaptionVariant& variant, std::size_t n);
 
 // A safetensors file (ids in the metadata keys "image_ids" / "text_ids" as JSON lists) or a
 // folder of .npy files named after the tensors with image_ids.txt / text_ids.txt (one id per

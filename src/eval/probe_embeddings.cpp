@@ -68,6 +68,16 @@ void check_rows(const EmbeddingTable& t, const std::string& name, std::size_t id
 
 }  // namespace
 
+std::string caption_text_id(const Example& example, std::size_t k) {
+  return example.id + "_c" + std::to_string(k);
+}
+
+std::string variant_text_id(const Dataset& dataset, const CaptionVariant& variant, std::size_t n) {
+  return caption_text_id(dataset.examples[variant.example],
+                         static_cast<std::size_t>(variant.caption)) +
+         ":" + variant.augmentation + ":" + std::to_string(n);
+}
+
 EmbeddingTable load_embedding_table(const fs::path& path) {
   EmbeddingTable t;
   t.source = path.string();
@@ -116,7 +126,7 @@ ProbeEmbeddings probe_embeddings(const Dataset& dataset, const EmbeddingTable& t
                          "no row for image '" + ex.images[k] + "' of example " + ex.id);
       }
       images[2 * i + k] = im->second;
-      const std::string cid = ex.id + "_c" + std::to_string(k);
+      const std::string cid = caption_text_id(ex, k);
       const auto tx = text_row.find(cid);
       if (tx == text_row.end()) {
         throw InputError({table.source, 0, "text_ids"},

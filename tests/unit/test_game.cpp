@@ -64,6 +64,11 @@ std::unique_ptr<Game> make_game(const test::TempDir& dir, GameConfig config = fa
                                 std::make_unique<FirstKRival>(), std::move(config));
 }
 
+// A new player, signed in.
+Session join(Game& game, const std::string& name) {
+  return game.authenticate(game.register_user(name, "password1").token);
+}
+
 int error_status(const std::function<void()>& f) {
   try {
     f();
@@ -117,10 +122,10 @@ TEST(GameRules, BonusTiersAtTheirBoundaries) {
 TEST(Game, AWholeRoundFromCueToExport) {
   test::TempDir dir;
   auto game = make_game(dir);
-  const Session spy = game->authenticate(game->register_user("spy", "password1").token);
+  const Session spy = join(*game, "spy");
   std::vector<Session> solvers;
   for (const char* n : {"sol1", "sol2", "sol3", "sol4"})
-    solvers.push_back(game->authenticate(game->register_user(n, "password1").token));
+    solvers.push_back(join(*game, n));
   EXPECT_EQ(error_status([&] { game->register_user("spy", "password2"); }), 409);
   EXPECT_EQ(error_status([&] { game->login("spy", "wrong-password"); }), 401);
   EXPECT_EQ(game->authenticate(game->login("spy", "password1").token).user_id, spy.user_id);
@@ -195,13 +200,13 @@ TEST(Game, AWholeRoundFromCueToExport) {
 TEST(Game, BonusForASolvableAssociationThatFoolsTheRival) {
   test::TempDir dir;
   auto game = make_game(dir);
-  const Session spy = game->authenticate(game->register_user("spy", "password1").token);
+  const Session spy = join(*game, "spy");
   const json d = game->new_round(spy);
   const auto c = d["candidates"].get<std::vector<std::string>>();
   // Gold: c[1], c[2]; the rival picks c[0], c[1]: Jaccard 1/3, fool-the-AI 66.67 -> 0.07.
   game->submit_round(spy, d["id"], "moon", {c[1], c[2]});
   for (const char* n : {"a_1", "a_2", "a_3"}) {
-    const Session s = game->authenticate(game->register_user(n, "password1").token);
+    const Session s = join(*game, n);
     game->next_solve(s);
     game->submit_solve(s, d["id"], {c[1], c[2]});
   }
@@ -215,12 +220,12 @@ TEST(Game, BonusForASolvableAssociationThatFoolsTheRival) {
 TEST(Game, CreatorQualificationFailsAnEasyAssociation) {
   test::TempDir dir;
   auto game = make_game(dir);
-  const Session spy = game->authenticate(game->register_user("spy", "password1").token);
+  const Session spy = join(*game, "spy");
   const json d = game->new_round(spy);
   const auto c = d["candidates"].get<std::vector<std::string>>();
   game->submit_round(spy, d["id"], "moon", {c[0], c[1]});  // the rival gets it: fool 0
   for (const char* n : {"b_1", "b_2", "b_3"}) {
-    const Session s = game->authenticate(game->register_user(n, "password1").token);
+    const Session s = join(*game, n);
     game->next_solve(s);
     game->submit_solve(s, d["id"], {c[0], c[1]});
     if (std::string(n) == "b_1") {
@@ -243,7 +248,7 @@ TEST(Game, SolverQualificationTestAndReportsWithReview) {
           .instances;
   config.qualification_attempts = 2;
   auto game = make_game(dir, config);
-  const Session p = game->authenticate(game->register_user("player", "password1").token);
+  const Session p = join(*game, "player");
   EXPECT_EQ(error_status([&] { game->new_round(p); }), 403);
   EXPECT_EQ(error_status([&] { game->next_solve(p); }), 403);
   const json test = game->qualification_test(p);
@@ -251,7 +256,7 @@ TEST(Game, SolverQualificationTestAndReportsWithReview) {
   EXPECT_EQ(game->submit_qualification(p, {{"q1", {"img2", "img3"}}})["passed"], false);
   EXPECT_EQ(game->submit_qualification(p, {{"q1", {"img0", "img1"}}})["passed"], true);
   EXPECT_EQ(error_status([&] { game->submit_qualification(p, {{"q1", {"img0", "img1"}}}); }), 409);
-  const Session q = game->authenticate(game->register_user("other", "password1").token);
+  const Session q = join(*game, "other");
   EXPECT_EQ(error_status([&] { game->submit_qualification(q, {{"q1", {"img0"}}}); }), 400);
   game->submit_qualification(q, {{"q1", {"img3", "img4"}}});
   game->submit_qualification(q, {{"q1", {"img3", "img4"}}});
@@ -261,7 +266,7 @@ TEST(Game, SolverQualificationTestAndReportsWithReview) {
   const json d = game->new_round(p);
   const auto c = d["candidates"].get<std::vector<std::string>>();
   game->submit_round(p, d["id"], "tree", {c[2], c[3]});
-  const Session admin = game->authenticate(game->register_user("admin", "password1").token);
+  const Session admin = join(*game, "admin");
   EXPECT_TRUE(admin.admin);
   game->submit_qualification(admin, {{"q1", {"img0", "img1"}}});
   EXPECT_EQ(error_status([&] { game->report(q, d["id"], "never shown to q"); }), 403);

@@ -12,6 +12,7 @@
 #include "common.hpp"
 #include "winokit/error.hpp"
 #include "winokit/files.hpp"
+#include "winokit/probe.hpp"
 #include "winokit/rng.hpp"
 #include "winokit/safetensors.hpp"
 #include "winokit/text.hpp"
@@ -52,17 +53,16 @@ int run_embed(const EmbedFlags& f) {
           requests.push_back({name, [s = store.get(), name] { return s->read(name); }});
         }
         captions.push_back(ex.captions[static_cast<std::size_t>(k)]);
-        text_ids.push_back(ex.id + "_c" + std::to_string(k));
+        text_ids.push_back(caption_text_id(ex, static_cast<std::size_t>(k)));
       }
     }
     if (!f.variants.empty()) {
-      // Variant rows carry "<example id>_c<k>:<augmentation>:<n>", as `winokit probe` reads.
+      // Variant rows get their own ids, as `winokit probe --embeddings` reads them.
       const auto variants = load_variants(f.variants, ds);
       for (std::size_t v = 0; v < variants.size(); ++v) {
         const CaptionVariant& cv = variants[v];
         captions.push_back(cv.text);
-        text_ids.push_back(ds.examples[cv.example].id + "_c" + std::to_string(cv.caption) + ":" +
-                           cv.augmentation + ":" + std::to_string(v));
+        text_ids.push_back(variant_text_id(ds, cv, v));
       }
     }
   } else if (!f.variants.empty()) {

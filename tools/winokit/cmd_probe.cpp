@@ -53,15 +53,14 @@ EmbeddingTable model_table(const ClipRuntime& rt, const Dataset& ds,
   for (const auto& ex : ds.examples) {
     for (std::size_t k = 0; k < 2; ++k) {
       t.image_ids.push_back(ex.images[k]);
-      t.text_ids.push_back(ex.id + "_c" + std::to_string(k));
+      t.text_ids.push_back(caption_text_id(ex, k));
     }
   }
   std::vector<std::string> texts = items.captions;
   for (std::size_t v = 0; v < variants.size(); ++v) {
     const CaptionVariant& cv = variants[v];
     texts.push_back(cv.text);
-    t.text_ids.push_back(ds.examples[cv.example].id + "_c" + std::to_string(cv.caption) + ":" +
-                         cv.augmentation + ":" + std::to_string(v));
+    t.text_ids.push_back(variant_text_id(ds, cv, v));
   }
   EncodeOptions enc;
   enc.hidden_states = true;
