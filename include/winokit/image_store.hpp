@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -21,6 +22,11 @@ enum class ImageFormat { Png, Jpeg, Webp, Gif, Unknown };
 const char* to_string(ImageFormat format);
 // Looks at the leading bytes only.
 ImageFormat sniff_image_format(std::string_view bytes);
+
+// An image name confined to the image folder: "a/./b" -> "a/b", "a/../b" -> "b". nullopt for a
+// name that is empty, absolute, holds a NUL byte or a backslash, or leaves the folder after
+// normalisation ("../../outside/secret", "a/../../x").
+std::optional<std::string> normalize_image_name(std::string_view name);
 
 struct ImageBytes {
   std::string name;    // the dataset's name, without extension
@@ -38,7 +44,8 @@ class ImageStore {
   ImageStore& operator=(ImageStore&&) noexcept;
   ~ImageStore();
 
-  // Thread-safe. Throws IoError naming the image, where it looked, and a hint.
+  // Thread-safe. Throws IoError naming the image, where it looked, and a hint; InputError for a
+  // name that normalize_image_name refuses (nothing outside the image folder is ever read).
   ImageBytes read(const std::string& name) const;
   // Human-readable description of where images come from.
   std::string describe() const;

@@ -35,8 +35,15 @@ struct Table {
 // Column names compare after lower-casing and removing '_', '-' and spaces: "C0I0" == "c0_i0".
 std::string normalize_column_name(std::string_view name);
 
-// Throws InputError naming the file and line for unterminated quotes or ragged rows.
-Table read_table(std::string_view text, const std::string& file);
+// Caps that keep a hostile table from taking memory far beyond its size.
+struct TableLimits {
+  std::size_t max_field_bytes = std::size_t{1} << 20;  // one cell, quoted lines included
+  std::size_t max_columns = 4096;
+};
+
+// Throws InputError naming the file and line for unterminated quotes, ragged rows (as soon as
+// one is read) and cells or headers beyond `limits`. A leading UTF-8 byte order mark is skipped.
+Table read_table(std::string_view text, const std::string& file, const TableLimits& limits = {});
 
 // Quotes a CSV field when needed (RFC 4180).
 std::string csv_escape(std::string_view field);

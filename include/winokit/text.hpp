@@ -21,7 +21,8 @@ std::vector<std::string> split_whitespace(std::string_view s);
 // Number of white-space separated words.
 std::size_t count_words(std::string_view s);
 // A whole-string decimal number (leading/trailing blanks allowed); nullopt if not a number.
-// "nan", "inf" parse to non-finite values so callers can report them as such.
+// Decimal syntax only: hex ("0x10"), "1,5" or "1e" are not numbers. "nan", "inf" and numbers
+// beyond a double ("1e400") parse to non-finite values so callers can report them as such.
 std::optional<double> parse_double(std::string_view s);
 std::optional<long long> parse_int(std::string_view s);
 // Splits text into lines (LF or CRLF); a final line without newline is kept.

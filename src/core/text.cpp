@@ -69,9 +69,40 @@ std::size_t count_words(std::string_view s) {
   return split_whitespace(s).size();
 }
 
+namespace {
+// Decimal syntax only: [+-] digits [. digits] [e [+-] digits] (".5" and "5." too), or nan / inf /
+// infinity in any case. strtod alone would also take hex ("0x10" = 16) and "nan(...)".
+bool is_decimal_syntax(std::string_view s) {
+  std::size_t i = 0;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  std::string word;
+  for (std::size_t k = i; k < s.size(); ++k)
+    word.push_back(static_cast<char>(s[k] >= 'A' && s[k] <= 'Z' ? s[k] - 'A' + 'a' : s[k]));
+  if (word == "nan" || word == "inf" || word == "infinity") return true;
+  auto digits = [&] {
+    std::size_t start = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9')
+      ++i;
+    return i - start;
+  };
+  std::size_t mantissa = digits();
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    mantissa += digits();
+  }
+  if (mantissa == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (digits() == 0) return false;
+  }
+  return i == s.size();
+}
+}  // namespace
+
 std::optional<double> parse_double(std::string_view s) {
   s = trim(s);
-  if (s.empty()) return std::nullopt;
+  if (s.empty() || !is_decimal_syntax(s)) return std::nullopt;
   std::string buffer(s);
   errno = 0;
   char* end = nullptr;

@@ -36,7 +36,9 @@ TagSet load_tag_set(const std::string& spec, const Dataset& dataset) {
   TagSet set;
   set.file = file;
   set.name = name.empty() ? fs::path(file).stem().string() : name;
-  std::string text = read_file(file);
+  // One JSON object, possibly on one line: a file cap, no line cap.
+  std::string text =
+      read_text_file(file, {.max_file_bytes = 64 * TextLimits::kMiB, .max_line_bytes = 0});
   set.sha256 = sha256_hex(text);
   json doc;
   try {
@@ -46,6 +48,20 @@ TagSet load_tag_set(const std::string& spec, const Dataset& dataset) {
     for (std::size_t i = 0; i < e.byte && i < text.size(); ++i)
       line += text[i] == '\n';
     throw InputError({file, line, ""}, std::string("malformed JSON: ") + e.what());
+  } catch (const json::exception& e) {
+    // out_of_range.406 ("number overflow parsing '1e400'") gives no position: find the number.
+    std::string what = e.what();
+    if (auto close = what.find("] "); close != std::string::npos) what = what.substr(close + 2);
+    std::size_t line = 0;
+    const auto open = what.find('\''), close = what.rfind('\'');
+    if (open != std::string::npos && close > open + 1) {
+      if (auto pos = text.find(what.substr(open + 1, close - open - 1)); pos != text.npos) {
+        line = 1;
+        for (std::size_t i = 0; i < pos; ++i)
+          line += text[i] == '\n';
+      }
+    }
+    throw InputError({file, line, ""}, "number out of range: " + what);
   }
   if (!doc.is_object()) {
     throw InputError({file, 0, ""}, "expected a JSON object mapping example id to a list of tags");

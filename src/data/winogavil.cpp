@@ -156,11 +156,11 @@ AssociationDataset parse_winogavil(const std::string& text, const std::string& f
 }
 
 AssociationDataset load_winogavil(const std::string& csv) {
-  return parse_winogavil(read_file(csv), csv);
+  return parse_winogavil(read_text_file(csv), csv);  // size and line caps
 }
 
 void load_association_types(AssociationDataset& ds, const std::string& file) {
-  Table t = read_table(read_file(file), file);
+  Table t = read_table(read_text_file(file), file);
   auto c_id = t.find_column({"ID"});
   auto c_types = t.find_column({"annotations_label"});
   if (!c_id || !c_types) {

@@ -5,6 +5,7 @@
 #include "winokit/error.hpp"
 #include "winokit/files.hpp"
 #include "winokit/hash.hpp"
+#include "winokit/image_store.hpp"
 #include "winokit/text.hpp"
 
 namespace winokit {
@@ -66,11 +67,37 @@ std::string optional_string(const json& obj, const char* field, const Location& 
   return it->get<std::string>();
 }
 
+// nlohmann's message without its "[json.exception.parse_error.101] " prefix.
+std::string json_problem(const json::exception& e) {
+  std::string what = e.what();
+  if (auto close = what.find("] "); what.rfind("[json.exception.", 0) == 0 && close != what.npos) {
+    what = what.substr(close + 2);
+  }
+  if (e.id == 406) return "number out of range: " + what;  // "number overflow parsing '1e400'"
+  return "malformed JSON: " + what;
+}
+
+void check_image_name(const std::string& name, const Location& where) {
+  if (!normalize_image_name(name)) {
+    throw InputError(where, "'" + name + "' is not a name inside the image folder",
+                     "image names are relative to images/ (or images.zip) and cannot leave it");
+  }
+}
+
+fs::file_status status_of(const fs::path& p) {
+  std::error_code ec;
+  fs::file_status st = fs::status(p, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) {
+    throw IoError(p.string() + ": " + ec.message());
+  }
+  return st;
+}
+
 }  // namespace
 
 Dataset parse_examples(const std::string& text, const std::string& file) {
   Dataset ds;
-  auto lines = split_lines(text);
+  auto lines = split_lines(strip_bom(text));
   for (std::size_t n = 0; n < lines.size(); ++n) {
     std::string_view line = trim(lines[n]);
     if (line.empty()) continue;
@@ -79,8 +106,8 @@ Dataset parse_examples(const std::string& text, const std::string& file) {
     json obj;
     try {
       obj = json::parse(line);
-    } catch (const json::parse_error& e) {
-      throw InputError(where, std::string("malformed JSON: ") + e.what());
+    } catch (const json::exception& e) {
+      throw InputError(where, json_problem(e));
     }
     if (!obj.is_object()) throw InputError(where, "expected a JSON object");
     Example ex;
@@ -95,6 +122,8 @@ Dataset parse_examples(const std::string& text, const std::string& file) {
     ex.captions[1] = required_string(obj, "caption_1", where);
     ex.images[0] = required_string(obj, "image_0", where);
     ex.images[1] = required_string(obj, "image_1", where);
+    check_image_name(ex.images[0], {file, n + 1, "image_0"});
+    check_image_name(ex.images[1], {file, n + 1, "image_1"});
     ex.tag = optional_string(obj, "tag", where);
     ex.collapsed_tag = optional_string(obj, "collapsed_tag", where);
     if (auto it = obj.find("secondary_tag"); it != obj.end() && !it->is_null()) {
@@ -148,20 +177,20 @@ Dataset parse_examples(const std::string& text, const std::string& file) {
 
 Dataset load_dataset(const fs::path& path) {
   fs::path examples;
-  if (fs::is_regular_file(path)) {
+  if (fs::is_regular_file(status_of(path))) {
     examples = path;
-  } else if (fs::is_regular_file(path / "examples.jsonl")) {
+  } else if (fs::is_regular_file(status_of(path / "examples.jsonl"))) {
     examples = path / "examples.jsonl";
-  } else if (fs::is_regular_file(path / "data" / "examples.jsonl")) {
+  } else if (fs::is_regular_file(status_of(path / "data" / "examples.jsonl"))) {
     examples = path / "data" / "examples.jsonl";
-  } else if (!fs::exists(path)) {
+  } else if (!fs::exists(status_of(path))) {
     throw IoError(path.string() + ": not found", "pass the Winoground dataset folder with --data");
   } else {
     throw IoError(path.string() + ": no examples.jsonl (looked in " + path.string() + " and " +
                       (path / "data").string() + ")",
                   "pass the folder that holds examples.jsonl, or a clone with data/");
   }
-  std::string text = read_file(examples);
+  std::string text = read_text_file(examples);
   Dataset ds = parse_examples(text, examples.string());
   ds.examples_path = examples;
   ds.root = examples.parent_path().empty() ? fs::path(".") : examples.parent_path();

@@ -5,6 +5,7 @@
 
 #include "winokit/error.hpp"
 #include "winokit/files.hpp"
+#include "winokit/image_store.hpp"
 #include "winokit/table.hpp"
 #include "winokit/text.hpp"
 
@@ -36,6 +37,10 @@ std::map<std::string, fs::path> resolve_candidate_images(const AssociationDatase
   for (const auto& inst : ds.instances) {
     for (const auto& name : inst.candidates) {
       if (found.count(name)) continue;
+      if (!normalize_image_name(name)) {
+        throw InputError({ds.file, inst.line, "candidates"},
+                         "'" + name + "' is not a name inside the image folder");
+      }
       bool ok = false;
       for (const char* ext : {".png", ".jpg", ".jpeg", ".webp", ".PNG", ".JPG", ".JPEG"}) {
         fs::path p = dir / (name + ext);

@@ -112,6 +112,11 @@ json parse_line(std::string_view line, const Location& where) {
       throw InputError({where.file, where.line, "score"}, "non-finite score (NaN or Infinity)");
     }
     throw InputError(where, std::string("malformed JSON: ") + e.what());
+  } catch (const json::exception& e) {
+    // out_of_range.406: a number beyond a double ("score": 1e400).
+    std::string what = e.what();
+    if (auto close = what.find("] "); close != std::string::npos) what = what.substr(close + 2);
+    throw InputError(where, "number out of range: " + what);
   }
 }
 
@@ -220,13 +225,15 @@ LoadedScores parse_scores(const std::string& text, const std::string& file,
   LoadedScores loaded;
   loaded.file = file;
   loaded.sha256 = sha256_hex(text);
-  if (!is_valid_utf8(text)) {
-    auto lines = split_lines(text);
+  // A UTF-8 byte order mark (Windows editors write one) is not part of the first line.
+  const std::string_view body = strip_bom(text);
+  if (!is_valid_utf8(body)) {
+    auto lines = split_lines(body);
     for (std::size_t n = 0; n < lines.size(); ++n) {
       if (!is_valid_utf8(lines[n])) throw InputError({file, n + 1, ""}, "invalid UTF-8");
     }
   }
-  auto lines = split_lines(text);
+  auto lines = split_lines(body);
   loaded.format = detect_format(lines);
   if (std::all_of(lines.begin(), lines.end(), [](auto l) { return trim(l).empty(); })) {
     throw InputError({file, 0, ""}, "empty scores file");
@@ -240,7 +247,7 @@ LoadedScores parse_scores(const std::string& text, const std::string& file,
       read_per_example(lines, collector, file);
       break;
     case ScoresFormat::Table:
-      read_table_scores(text, collector, file);
+      read_table_scores(body, collector, file);
       break;
   }
   loaded.scores = collector.finish();
@@ -248,7 +255,7 @@ LoadedScores parse_scores(const std::string& text, const std::string& file,
 }
 
 LoadedScores load_scores(const std::string& file, const Dataset& dataset) {
-  return parse_scores(read_file(file), file, dataset);
+  return parse_scores(read_text_file(file), file, dataset);
 }
 
 std::string official_scores_jsonl(const Dataset& dataset, const std::vector<PairScores>& scores) {

@@ -1,12 +1,12 @@
 #include "winokit/files.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <set>
 
 #include "winokit/error.hpp"
 
@@ -14,30 +14,158 @@ namespace winokit {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+std::string reason(int err) {
+  if (err == ENOENT) return "not found";
+  if (err == ELOOP) return "too many levels of symbolic links (a symbolic-link loop?)";
+  if (err == EISDIR) return "is a directory, not a file";
+  return std::strerror(err);
+}
+
+std::string mib_text(std::size_t bytes) {
+  if (bytes % TextLimits::kMiB == 0) return std::to_string(bytes / TextLimits::kMiB) + " MiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Reads the whole file; `limits` null means no caps.
+std::string read_whole(const fs::path& path, const TextLimits* limits) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) throw IoError(path.string() + ": " + reason(errno));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) throw IoError(path.string() + ": " + reason(errno));
+  if (S_ISDIR(st.st_mode)) throw IoError(path.string() + ": " + reason(EISDIR));
+  const std::size_t max_file = limits ? limits->max_file_bytes : 0;
+  const std::size_t max_line = limits ? limits->max_line_bytes : 0;
+  auto too_large = [&] {
+    return InputError({path.string(), 0, ""},
+                      "file larger than " + mib_text(max_file) + ", the limit for this input",
+                      "is this the right file?");
+  };
+  std::string out;
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    const auto size = static_cast<std::size_t>(st.st_size);
+    if (max_file != 0 && size > max_file) throw too_large();
+    out.reserve(size);
+  }
+  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  std::string chunk(kChunk, '\0');
+  std::size_t line = 1;
+  std::size_t line_bytes = 0;  // bytes of the current line so far
+  while (true) {
+    ssize_t n = ::read(fd.get(), chunk.data(), kChunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int saved = errno;
+      throw IoError(path.string() + ": read error: " + reason(saved));
+    }
+    if (n == 0) break;
+    const auto got = static_cast<std::size_t>(n);
+    if (max_file != 0 && out.size() + got > max_file) throw too_large();
+    if (max_line != 0) {
+      const char* p = chunk.data();
+      const char* end = p + got;
+      while (p < end) {
+        const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
+        const char* stop = nl ? static_cast<const char*>(nl) : end;
+        line_bytes += static_cast<std::size_t>(stop - p);
+        if (line_bytes > max_line) {
+          throw InputError({path.string(), line, ""},
+                           "line longer than " + mib_text(max_line) + ", the limit for a line",
+                           "is this the right file?");
+        }
+        if (!nl) break;
+        ++line;
+        line_bytes = 0;
+        p = stop + 1;
+      }
+    }
+    out.append(chunk.data(), got);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string read_file(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw IoError(path.string() + ": not found");
-  if (fs::is_directory(path, ec)) throw IoError(path.string() + ": is a directory, not a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(path.string() + ": cannot open: " + std::strerror(errno));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw IoError(path.string() + ": read error");
-  return std::move(buffer).str();
+  return read_whole(path, nullptr);
+}
+
+std::string read_text_file(const fs::path& path, const TextLimits& limits) {
+  return read_whole(path, &limits);
+}
+
+std::string_view strip_bom(std::string_view text) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+  return text;
 }
 
 namespace {
 
-fs::path temporary_for(const fs::path& target) {
+fs::path sibling(const fs::path& target, const char* kind) {
   fs::path dir = target.parent_path();
   if (dir.empty()) dir = ".";
-  return dir / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  return dir / ("." + target.filename().string() + "." + kind + "-" + std::to_string(::getpid()));
+}
+
+fs::path temporary_for(const fs::path& target) {
+  return sibling(target, "tmp");
+}
+
+fs::path folder_of(const fs::path& target) {
+  fs::path dir = target.parent_path();
+  return dir.empty() ? fs::path(".") : dir;
+}
+
+// Checks that `target` can be replaced: its folder exists and is writable, and it is not itself
+// a folder.
+void check_target(const fs::path& target) {
+  if (target.filename().empty() || target.filename() == "." || target.filename() == "..") {
+    throw IoError(target.string() + ": cannot write: not a file name");
+  }
+  const fs::path dir = folder_of(target);
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    const int err = errno;
+    if (err == ENOENT) {
+      throw IoError(target.string() + ": cannot write: directory " + dir.string() +
+                    " does not exist");
+    }
+    throw IoError(target.string() + ": cannot write: directory " + dir.string() + ": " +
+                  reason(err));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    throw IoError(target.string() + ": cannot write: " + dir.string() + " is not a directory");
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    throw IoError(target.string() + ": cannot write: directory " + dir.string() + ": " +
+                  reason(errno));
+  }
+  if (::stat(target.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    throw IoError(target.string() + ": cannot write: it is a directory",
+                  "name a file, not a folder");
+  }
 }
 
 void write_temporary(const fs::path& tmp, const fs::path& target, const std::string& content,
                      bool durable = true) {
   fs::path dir = target.parent_path();
-  if (!dir.empty() && !fs::is_directory(dir)) {
+  std::error_code ec;
+  if (!dir.empty() && !fs::is_directory(dir, ec)) {
     throw IoError(target.string() + ": cannot write: directory " + dir.string() +
                   " does not exist");
   }
@@ -78,6 +206,19 @@ void OutputSet::add(fs::path path, std::string content) {
 }
 
 void OutputSet::commit() {
+  // 1. Every target, before anything is written.
+  std::set<fs::path> seen;
+  for (const auto& [target, content] : files_) {
+    std::error_code ec;
+    fs::path key = fs::weakly_canonical(fs::absolute(target, ec), ec);
+    if (ec) key = fs::absolute(target).lexically_normal();
+    if (!seen.insert(key).second) {
+      throw UsageError(target.string() + ": named for two outputs",
+                       "give every output its own file");
+    }
+    check_target(target);
+  }
+  // 2. Every temporary file.
   std::vector<fs::path> temporaries;
   try {
     for (const auto& [target, content] : files_) {
@@ -90,13 +231,53 @@ void OutputSet::commit() {
       ::unlink(tmp.c_str());
     throw;
   }
-  for (std::size_t i = 0; i < files_.size(); ++i) {
-    if (::rename(temporaries[i].c_str(), files_[i].first.c_str()) != 0) {
-      int saved = errno;
-      for (std::size_t j = i; j < temporaries.size(); ++j)
-        ::unlink(temporaries[j].c_str());
-      throw IoError(files_[i].first.string() + ": rename failed: " + std::strerror(saved));
+  // 3. The renames, each replaced file kept as a hard link until all have succeeded.
+  struct Done {
+    fs::path backup;  // empty: the target did not exist
+  };
+  std::vector<Done> done;
+  auto roll_back = [&](std::size_t failed) {
+    for (std::size_t j = done.size(); j-- > 0;) {
+      const fs::path& target = files_[j].first;
+      if (done[j].backup.empty()) {
+        ::unlink(target.c_str());
+      } else {
+        ::rename(done[j].backup.c_str(), target.c_str());
+      }
     }
+    for (std::size_t j = failed; j < temporaries.size(); ++j)
+      ::unlink(temporaries[j].c_str());
+  };
+  for (std::size_t i = 0; i < files_.size(); ++i) {
+    const fs::path& target = files_[i].first;
+    if (before_rename_for_testing) before_rename_for_testing(i);
+    Done entry;
+    struct stat st {};
+    if (::lstat(target.c_str(), &st) == 0) {
+      entry.backup = sibling(target, "old");
+      ::unlink(entry.backup.c_str());
+      if (::link(target.c_str(), entry.backup.c_str()) != 0) {
+        const int saved = errno;
+        roll_back(i);
+        throw IoError(target.string() +
+                          ": cannot keep the old file while replacing it: " + std::strerror(saved),
+                      "no output was changed");
+      }
+    }
+    if (::rename(temporaries[i].c_str(), target.c_str()) != 0) {
+      const int saved = errno;
+      if (!entry.backup.empty()) ::unlink(entry.backup.c_str());
+      roll_back(i);
+      throw IoError(target.string() + ": cannot write: " +
+                        (saved == EISDIR || saved == ENOTEMPTY || saved == EEXIST
+                             ? std::string("it is a directory")
+                             : std::string(std::strerror(saved))),
+                    "no output was changed");
+    }
+    done.push_back(std::move(entry));
+  }
+  for (const auto& entry : done) {
+    if (!entry.backup.empty()) ::unlink(entry.backup.c_str());
   }
   files_.clear();
 }

@@ -16,6 +16,17 @@ namespace fs = std::filesystem;
 namespace {
 constexpr std::array<const char*, 4> kExtensions = {".png", ".jpg", ".jpeg", ".webp"};
 
+// fs::status without exceptions: a symbolic-link loop or a permission problem is an IoError
+// naming the path (a missing path is just "not there").
+fs::file_status status_of(const fs::path& p) {
+  std::error_code ec;
+  fs::file_status st = fs::status(p, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) {
+    throw IoError(p.string() + ": " + ec.message());
+  }
+  return st;
+}
+
 std::string stem_if_image(const std::string& member) {
   std::string base = member.substr(member.find_last_of('/') + 1);
   auto dot = base.find_last_of('.');
@@ -27,6 +38,34 @@ std::string stem_if_image(const std::string& member) {
   return {};
 }
 }  // namespace
+
+std::optional<std::string> normalize_image_name(std::string_view name) {
+  if (name.empty() || name.front() == '/') return std::nullopt;
+  if (name.find('\0') != std::string_view::npos || name.find('\\') != std::string_view::npos) {
+    return std::nullopt;
+  }
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (start <= name.size()) {
+    std::size_t end = name.find('/', start);
+    if (end == std::string_view::npos) end = name.size();
+    std::string_view part = name.substr(start, end - start);
+    if (part == "..") {
+      if (parts.empty()) return std::nullopt;
+      parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    start = end + 1;
+  }
+  if (parts.empty()) return std::nullopt;
+  std::string out;
+  for (auto part : parts) {
+    if (!out.empty()) out.push_back('/');
+    out.append(part);
+  }
+  return out;
+}
 
 const char* to_string(ImageFormat format) {
   switch (format) {
@@ -73,11 +112,11 @@ ImageStore ImageStore::open(const fs::path& root) {
   ImageStore store;
   store.root_ = root;
   store.zip_mutex_ = std::make_unique<std::mutex>();
-  if (fs::is_directory(root / "images")) {
+  if (fs::is_directory(status_of(root / "images"))) {
     store.dir_ = root / "images";
     return store;
   }
-  if (fs::is_regular_file(root / "images.zip")) {
+  if (fs::is_regular_file(status_of(root / "images.zip"))) {
     store.zip_path_ = root / "images.zip";
     int err = 0;
     zip_t* archive = zip_open(store.zip_path_.c_str(), ZIP_RDONLY, &err);
@@ -109,13 +148,20 @@ std::string ImageStore::describe() const {
   return "(no images/ folder or images.zip in " + root_.string() + ")";
 }
 
-ImageBytes ImageStore::read(const std::string& name) const {
+ImageBytes ImageStore::read(const std::string& requested) const {
+  const auto normalized = normalize_image_name(requested);
+  if (!normalized) {
+    throw InputError({describe(), 0, "image"},
+                     "image name '" + requested + "' is not a name inside the image folder",
+                     "image names are relative to images/ (or images.zip) and cannot leave it");
+  }
+  const std::string& name = *normalized;
   ImageBytes out;
-  out.name = name;
+  out.name = requested;
   if (!dir_.empty()) {
     for (const char* ext : kExtensions) {
       fs::path candidate = dir_ / (name + ext);
-      if (fs::is_regular_file(candidate)) {
+      if (fs::is_regular_file(status_of(candidate))) {
         out.source = candidate.string();
         out.bytes = read_file(candidate);
         out.format = sniff_image_format(out.bytes);

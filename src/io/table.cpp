@@ -1,6 +1,7 @@
 #include "winokit/table.hpp"
 
 #include "winokit/error.hpp"
+#include "winokit/files.hpp"
 #include "winokit/text.hpp"
 
 namespace winokit {
@@ -26,8 +27,35 @@ std::optional<std::size_t> Table::find_column(std::initializer_list<std::string_
 
 namespace {
 
+std::string bytes_text(std::size_t bytes) {
+  if (bytes % (std::size_t{1} << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+// Refuses a record as soon as it is read: too many columns, or not as many as the header.
+void check_record(const std::vector<TableRow>& records, const TableRow& row,
+                  const std::string& file, const TableLimits& limits) {
+  if (row.cells.size() > limits.max_columns) {
+    throw InputError({file, row.line, ""},
+                     "more than " + std::to_string(limits.max_columns) + " columns");
+  }
+  if (!records.empty() && row.cells.size() != records.front().cells.size()) {
+    throw InputError({file, row.line, ""},
+                     "expected " + std::to_string(records.front().cells.size()) +
+                         " columns, found " + std::to_string(row.cells.size()));
+  }
+}
+
 // Parses CSV records; each record remembers its starting line.
-std::vector<TableRow> parse_csv(std::string_view text, const std::string& file) {
+std::vector<TableRow> parse_csv(std::string_view text, const std::string& file,
+                                const TableLimits& limits) {
+  auto check_cell = [&](const std::string& cell, std::size_t line) {
+    if (cell.size() > limits.max_field_bytes) {
+      throw InputError({file, line, ""}, "a field longer than " +
+                                             bytes_text(limits.max_field_bytes) +
+                                             ", the limit for a table cell");
+    }
+  };
   std::vector<TableRow> records;
   std::size_t line = 1;
   std::size_t i = 0;
@@ -56,6 +84,7 @@ std::vector<TableRow> parse_csv(std::string_view text, const std::string& file) 
         }
         if (c == '\n') ++line;
         cell.push_back(c);
+        check_cell(cell, quote_line);
         ++i;
         continue;
       }
@@ -74,6 +103,7 @@ std::vector<TableRow> parse_csv(std::string_view text, const std::string& file) 
           row.cells.push_back(quoted ? cell : std::string(trim(cell)));
           cell.clear();
           quoted = false;
+          if (row.cells.size() > limits.max_columns) check_record(records, row, file, limits);
           ++i;
           break;
         case '\r':
@@ -86,6 +116,7 @@ std::vector<TableRow> parse_csv(std::string_view text, const std::string& file) 
           break;
         default:
           cell.push_back(c);
+          check_cell(cell, line);
           ++i;
       }
     }
@@ -94,39 +125,55 @@ std::vector<TableRow> parse_csv(std::string_view text, const std::string& file) 
     }
     row.cells.push_back(quoted ? cell : std::string(trim(cell)));
     bool blank = row.cells.size() == 1 && row.cells[0].empty();
-    if (!blank) records.push_back(std::move(row));
+    if (!blank) {
+      check_record(records, row, file, limits);
+      records.push_back(std::move(row));
+    }
   }
   return records;
 }
 
-std::vector<TableRow> parse_whitespace(std::string_view text) {
+std::vector<TableRow> parse_whitespace(std::string_view text, const std::string& file,
+                                       const TableLimits& limits) {
   std::vector<TableRow> records;
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   auto lines = split_lines(text);
   for (std::size_t n = 0; n < lines.size(); ++n) {
-    auto cells = split_whitespace(lines[n]);
-    if (cells.empty()) continue;
-    records.push_back({n + 1, std::move(cells)});
+    if (lines[n].size() > limits.max_field_bytes * 2) {
+      throw InputError({file, n + 1, ""}, "a line longer than " +
+                                              bytes_text(limits.max_field_bytes * 2) +
+                                              ", the limit for a table line");
+    }
+    TableRow row{n + 1, split_whitespace(lines[n])};
+    if (row.cells.empty()) continue;
+    check_record(records, row, file, limits);
+    records.push_back(std::move(row));
   }
   return records;
 }
 
 }  // namespace
 
-Table read_table(std::string_view text, const std::string& file) {
+Table read_table(std::string_view text, const std::string& file, const TableLimits& limits) {
   Table table;
   table.file = file;
   std::string_view first_line;
-  for (auto line : split_lines(text)) {
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    if (start == 0) line = strip_bom(line);
     if (!trim(line).empty()) {
       first_line = line;
       break;
     }
+    start = end + 1;
   }
   if (first_line.empty()) throw InputError({file, 0, ""}, "empty table: no header line");
   table.format =
       first_line.find(',') != std::string_view::npos ? TableFormat::Csv : TableFormat::Whitespace;
-  auto records = table.format == TableFormat::Csv ? parse_csv(text, file) : parse_whitespace(text);
+  auto records = table.format == TableFormat::Csv ? parse_csv(text, file, limits)
+                                                  : parse_whitespace(text, file, limits);
   table.header = std::move(records.front().cells);
   for (std::size_t r = 1; r < records.size(); ++r) {
     if (records[r].cells.size() != table.header.size()) {

@@ -1,5 +1,6 @@
 #include "common.hpp"
 
+#include <filesystem>
 #include <iostream>
 
 #include "winokit/error.hpp"
@@ -17,6 +18,10 @@ int guarded(const std::function<int()>& body) {
     return kExitInput;
   } catch (const IoError& e) {
     std::cerr << "winokit: error: " << e.what() << "\n";
+    return kExitIo;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A file-system check the library made without an error code (symbolic-link loop, ...).
+    std::cerr << "winokit: error: " << e.path1().string() << ": " << e.code().message() << "\n";
     return kExitIo;
   } catch (const std::bad_alloc&) {
     std::cerr << "winokit: error: out of memory\n";
