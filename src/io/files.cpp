@@ -254,14 +254,25 @@ void OutputSet::commit() {
     Done entry;
     struct stat st {};
     if (::lstat(target.c_str(), &st) == 0) {
+      if (S_ISDIR(st.st_mode)) {
+        roll_back(i);
+        throw IoError(target.string() + ": cannot write: it is a directory",
+                      "no output was changed");
+      }
       entry.backup = sibling(target, "old");
       ::unlink(entry.backup.c_str());
       if (::link(target.c_str(), entry.backup.c_str()) != 0) {
+        // A file system without hard links: keep a copy instead.
         const int saved = errno;
-        roll_back(i);
-        throw IoError(target.string() +
-                          ": cannot keep the old file while replacing it: " + std::strerror(saved),
-                      "no output was changed");
+        try {
+          if (!S_ISREG(st.st_mode)) throw IoError(std::strerror(saved));
+          write_temporary(entry.backup, target, read_file(target), false);
+        } catch (const std::exception& e) {
+          roll_back(i);
+          throw IoError(
+              target.string() + ": cannot keep the old file while replacing it: " + e.what(),
+              "no output was changed");
+        }
       }
     }
     if (::rename(temporaries[i].c_str(), target.c_str()) != 0) {

@@ -65,7 +65,7 @@ TEST(OutputSetRollback, AFailedRenameRestoresTheFilesAlreadyReplaced) {
     if (i == 2) fs::create_directory(c);
   };
   auto msg = message_of<IoError>([&] { set.commit(); });
-  EXPECT_TRUE(contains(msg, "c.md")) << msg;
+  EXPECT_TRUE(contains(msg, "c.md: cannot write: it is a directory")) << msg;
   EXPECT_EQ(read_file(a), "old a");                // replaced, then restored
   EXPECT_FALSE(fs::exists(dir.path() / "b.csv"));  // created, then removed
   EXPECT_TRUE(fs::is_directory(c));
@@ -73,6 +73,32 @@ TEST(OutputSetRollback, AFailedRenameRestoresTheFilesAlreadyReplaced) {
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path()))
     ++entries;
   EXPECT_EQ(entries, 2u);  // no temporaries or kept copies left
+}
+
+TEST(OutputSetRollback, ARenameFailingAfterTheChecksRollsBackToo) {
+  test::TempDir dir;
+  auto a = dir.write("a.json", "old a");
+  auto b = dir.write("b.csv", "old b");
+  OutputSet set;
+  set.add(a, "new a");
+  set.add(b, "new b");
+  set.add(dir.path() / "c.md", "new c");
+  // Someone removes the last temporary file before it is renamed: rename() fails (ENOENT).
+  set.before_rename_for_testing = [&](std::size_t i) {
+    if (i != 2) return;
+    for (const auto& e : fs::directory_iterator(dir.path())) {
+      if (e.path().filename().string().rfind(".c.md.tmp-", 0) == 0) fs::remove(e.path());
+    }
+  };
+  auto msg = message_of<IoError>([&] { set.commit(); });
+  EXPECT_TRUE(contains(msg, "c.md: cannot write")) << msg;
+  EXPECT_EQ(read_file(a), "old a");
+  EXPECT_EQ(read_file(b), "old b");
+  EXPECT_FALSE(fs::exists(dir.path() / "c.md"));
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path()))
+    ++entries;
+  EXPECT_EQ(entries, 2u);
 }
 
 TEST(OutputSetRollback, SuccessLeavesNoKeptCopies) {
