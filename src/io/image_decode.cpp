@@ -85,9 +85,14 @@ DecodedImage decode_jpeg(const std::string& bytes, const std::string& source) {
   cinfo.err = jpeg_std_error(&err.mgr);
   err.mgr.error_exit = jpeg_fail;
   err.mgr.emit_message = jpeg_warn;
+  // Frees libjpeg's memory however this function is left (exceptions included); declared
+  // before setjmp, like every object with a destructor, so that a longjmp skips none.
+  struct Destroy {
+    jpeg_decompress_struct* c;
+    ~Destroy() { jpeg_destroy_decompress(c); }
+  } destroy{&cinfo};
   DecodedImage out;
   if (setjmp(err.jump)) {
-    jpeg_destroy_decompress(&cinfo);
     throw InputError({source, 0, ""}, std::string("corrupt JPEG: ") + err.message);
   }
   jpeg_create_decompress(&cinfo);
@@ -96,7 +101,6 @@ DecodedImage decode_jpeg(const std::string& bytes, const std::string& source) {
   jpeg_read_header(&cinfo, TRUE);
   check_size(cinfo.image_width, cinfo.image_height, source);
   if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK) {
-    jpeg_destroy_decompress(&cinfo);
     throw InputError({source, 0, ""}, "CMYK JPEG images are not supported",
                      "convert the image to RGB");
   }
@@ -113,12 +117,8 @@ DecodedImage decode_jpeg(const std::string& bytes, const std::string& source) {
     jpeg_read_scanlines(&cinfo, &row, 1);
     if (err.truncated) break;
   }
-  if (err.truncated) {
-    jpeg_destroy_decompress(&cinfo);
-    throw InputError({source, 0, ""}, "truncated JPEG (premature end of data)");
-  }
+  if (err.truncated) throw InputError({source, 0, ""}, "truncated JPEG (premature end of data)");
   jpeg_finish_decompress(&cinfo);
-  jpeg_destroy_decompress(&cinfo);
   return out;
 }
 
@@ -149,10 +149,17 @@ DecodedImage decode_png(const std::string& bytes, const std::string& source) {
   png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &message, png_fail, png_warn);
   if (png == nullptr) throw Error("libpng: cannot create read struct");
   png_infop info = png_create_info_struct(png);
+  // Frees libpng's structures however this function is left; every object with a destructor is
+  // declared before setjmp, so that a longjmp skips none (the pixel buffer leaked before).
+  struct Destroy {
+    png_structp* png;
+    png_infop* info;
+    ~Destroy() { png_destroy_read_struct(png, info, nullptr); }
+  } destroy{&png, &info};
   DecodedImage out;
   std::vector<png_bytep> rows;
+  std::vector<std::uint8_t> buffer;
   if (setjmp(png_jmpbuf(png))) {
-    png_destroy_read_struct(&png, &info, nullptr);
     throw InputError({source, 0, ""}, "corrupt PNG: " + message.text);
   }
   PngReader reader{&bytes};
@@ -213,13 +220,12 @@ DecodedImage decode_png(const std::string& bytes, const std::string& source) {
   png_set_interlace_handling(png);
   png_read_update_info(png, info);
   const std::size_t rowbytes = png_get_rowbytes(png, info);
-  std::vector<std::uint8_t> buffer(rowbytes * h);
+  buffer.resize(rowbytes * h);
   rows.resize(h);
   for (png_uint_32 y = 0; y < h; ++y)
     rows[y] = buffer.data() + rowbytes * y;
   png_read_image(png, rows.data());
   png_read_end(png, nullptr);
-  png_destroy_read_struct(&png, &info, nullptr);
   if (gray16) {
     out.wide.resize(static_cast<std::size_t>(w) * h);
     for (std::size_t i = 0; i < out.wide.size(); ++i) {

@@ -200,9 +200,11 @@ SafeTensors SafeTensors::open(const fs::path& path) {
     json header;
     try {
       header = json::parse(std::string_view(reinterpret_cast<const char*>(bytes + 8), header_len));
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse errors, and numbers beyond a double
       throw InputError({file, 0, "header"}, std::string("malformed JSON: ") + e.what());
     }
+    // Found by fuzz_safetensors: a header that is a number or a list made key() throw.
+    if (!header.is_object()) throw InputError({file, 0, "header"}, "not a JSON object");
     const std::size_t data_start = 8 + header_len;
     const std::size_t data_size = mapping->size - data_start;
     for (auto it = header.begin(); it != header.end(); ++it) {
@@ -223,12 +225,21 @@ SafeTensors SafeTensors::open(const fs::path& path) {
         t.file = file;
         t.dtype = parse_dtype(info.at("dtype").get<std::string>(), where);
         t.shape = info.at("shape").get<std::vector<std::int64_t>>();
+        std::int64_t elements = 1;
+        for (auto d : t.shape) {
+          if (d < 0 || __builtin_mul_overflow(elements, d, &elements)) {
+            throw InputError(where, "shape " + shape_text(t.shape) + " is not a valid size");
+          }
+        }
         auto offsets = info.at("data_offsets").get<std::vector<std::uint64_t>>();
         if (offsets.size() != 2 || offsets[0] > offsets[1] || offsets[1] > data_size) {
           throw InputError(where, "data offsets outside the file (truncated download?)");
         }
         t.bytes = offsets[1] - offsets[0];
-        if (static_cast<std::uint64_t>(t.numel()) * dtype_size(t.dtype) != t.bytes) {
+        std::uint64_t need = 0;
+        if (__builtin_mul_overflow(static_cast<std::uint64_t>(elements),
+                                   static_cast<std::uint64_t>(dtype_size(t.dtype)), &need) ||
+            need != t.bytes) {
           throw InputError(where, "byte size " + std::to_string(t.bytes) + " does not match " +
                                       to_string(t.dtype) + " " + shape_text(t.shape));
         }
@@ -280,7 +291,7 @@ std::vector<float> SafeTensors::to_float(const std::string& name,
   std::vector<float> out(n);
   switch (t.dtype) {
     case DType::F32:
-      std::memcpy(out.data(), t.data, n * 4);
+      if (n > 0) std::memcpy(out.data(), t.data, n * 4);  // an empty tensor may have no data
       break;
     case DType::F16:
     case DType::BF16:

@@ -174,6 +174,8 @@ Table read_table(std::string_view text, const std::string& file, const TableLimi
       first_line.find(',') != std::string_view::npos ? TableFormat::Csv : TableFormat::Whitespace;
   auto records = table.format == TableFormat::Csv ? parse_csv(text, file, limits)
                                                   : parse_whitespace(text, file, limits);
+  // A first line of only no-break spaces is blank to the parsers (found by fuzz_table).
+  if (records.empty()) throw InputError({file, 0, ""}, "empty table: no header line");
   table.header = std::move(records.front().cells);
   for (std::size_t r = 1; r < records.size(); ++r) {
     if (records[r].cells.size() != table.header.size()) {

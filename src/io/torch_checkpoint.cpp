@@ -384,7 +384,13 @@ SafeTensors SafeTensors::open_torch(const fs::path& path) {
   if (pkl_member.empty()) throw InputError({file, 0, ""}, "no data.pkl in the archive");
   const std::string prefix = pkl_member.substr(0, pkl_member.size() - 8);  // ends with '/'
   const std::string pickle = zip.read(pkl_member, file);
-  Ref root = Unpickler(pickle, file).load();
+  Ref root;
+  try {
+    root = Unpickler(pickle, file).load();
+  } catch (const std::bad_variant_access&) {
+    // An opcode applied to a value of the wrong kind (APPEND on a dict, ...): found by fuzzing.
+    throw InputError({file, 0, ""}, "malformed pickle: an operation on a value of the wrong type");
+  }
   if (!std::holds_alternative<Pairs>(root->v))
     throw InputError({file, 0, ""}, "the checkpoint is not a dict");
   const Pairs* entries = &std::get<Pairs>(root->v);

@@ -133,5 +133,10 @@ printf 'ID,cue,candidates,associations,num_candidates,p\n1,sky,"[""sun"",""moon"
 expect "A10: 0x2 in a WinoGAViL count column is refused" 2 "wghex.csv:2: field 'num_candidates'" -- \
   "$WINOKIT" winogavil --data wghex.csv --predictions-column p
 
+# --- crashes the fuzzers found (tests/fuzz/regressions), through the CLI
+printf '\xc2\xa0 \xc2\xa0\n' > nbsp.txt
+expect "fuzz_table: a scores file of only no-break spaces" 2 "nbsp.txt: empty table" -- \
+  "$WINOKIT" eval --data syn --scores nbsp.txt
+
 echo "# input hardening: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,91 @@
+// Inputs the libFuzzer targets (tests/fuzz) found crashing a reader, each kept in
+// tests/fuzz/regressions/<target>/ (replayed by scripts/fuzz under the sanitizers) and checked
+// here for the behaviour a user sees: a typed error naming the file, or the right result.
+#include <gtest/gtest.h>
+
+#include "test_util.hpp"
+#include "winokit/error.hpp"
+#include "winokit/files.hpp"
+#include "winokit/image.hpp"
+#include "winokit/safetensors.hpp"
+#include "winokit/table.hpp"
+
+namespace winokit {
+namespace {
+
+const std::filesystem::path kSource = WINOKIT_SOURCE_DIR;
+
+// fuzz_pickle: APPEND on a dict threw std::bad_variant_access ("internal error", exit 1).
+TEST(FuzzRegressions, APickleOpcodeOnTheWrongKindOfValueIsAnInputError) {
+  const auto file = kSource / "tests/fixtures/fuzz_bad_pickle_checkpoint.bin";
+  try {
+    SafeTensors::open_torch(file);
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("malformed pickle"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("fuzz_bad_pickle_checkpoint.bin"), std::string::npos);
+  }
+}
+
+// fuzz_safetensors: an empty F32 tensor passed a null pointer to memcpy (undefined behaviour).
+TEST(FuzzRegressions, AnEmptyTensorConvertsToNoValues) {
+  test::TempDir dir;
+  auto path =
+      dir.write("e.safetensors",
+                encode_safetensors_f32({{"empty", {{0, 3}, {}}}, {"one", {{1}, {2.5f}}}}, {}));
+  SafeTensors st = SafeTensors::open(path);
+  EXPECT_TRUE(st.to_float("empty").empty());
+  EXPECT_EQ(st.to_float("one"), std::vector<float>{2.5f});
+  // The input fuzz_safetensors found is refused or read, never a crash.
+  try {
+    SafeTensors found = SafeTensors::open(
+        kSource / "tests/fuzz/regressions/safetensors/empty-f32-tensor-null-memcpy.safetensors");
+    for (const auto& [name, view] : found.tensors()) {
+      if (view.dtype == DType::F32) (void)found.to_float(name);
+    }
+  } catch (const Error&) {
+  }
+}
+
+// fuzz_safetensors: a header that is not an object threw nlohmann's invalid_iterator; shapes
+// whose element count overflows were taken at face value.
+TEST(FuzzRegressions, SafetensorsHeadersThatAreNotObjectsOrOverflowAreInputErrors) {
+  const auto found =
+      kSource / "tests/fuzz/regressions/safetensors/header-not-an-object.safetensors";
+  EXPECT_THROW(SafeTensors::open(found), InputError);
+  test::TempDir dir;
+  auto with_header = [&](const std::string& name, const std::string& header) {
+    std::string bytes(8, '\0');
+    for (std::size_t i = 0; i < 8; ++i)
+      bytes[i] = static_cast<char>((header.size() >> (8 * i)) & 0xFF);
+    return dir.write(name, bytes + header);
+  };
+  EXPECT_THROW(SafeTensors::open(with_header("list.safetensors", "[1, 2]")), InputError);
+  EXPECT_THROW(SafeTensors::open(with_header("big.safetensors", "{\"x\": 1e400}")), InputError);
+  // 2^62 float32 elements "fit" in 0 bytes when the byte count wraps around.
+  EXPECT_THROW(
+      SafeTensors::open(with_header(
+          "wrap.safetensors",
+          R"({"w": {"dtype": "F32", "shape": [4611686018427387904], "data_offsets": [0, 0]}})")),
+      InputError);
+  EXPECT_THROW(SafeTensors::open(with_header(
+                   "neg.safetensors",
+                   R"({"w": {"dtype": "F32", "shape": [-1, -1], "data_offsets": [0, 4]}})")),
+               InputError);
+}
+
+// fuzz_image: a corrupt PNG leaked the pixel buffer (libpng's longjmp skipped its destructor).
+TEST(FuzzRegressions, ACorruptPngIsAnInputError) {
+  const auto file = kSource / "tests/fuzz/regressions/image/png-longjmp-leaked-pixel-buffer.png";
+  EXPECT_THROW(decode_image(read_file(file), file.string()), InputError);
+}
+
+// fuzz_table: a table of only no-break spaces read the header of an empty record list.
+TEST(FuzzRegressions, ATableOfNoBreakSpacesHasNoHeader) {
+  const auto file = kSource / "tests/fuzz/regressions/table/only-no-break-spaces.txt";
+  EXPECT_THROW(read_table(read_file(file), file.string()), InputError);
+  EXPECT_THROW(read_table("\xC2\xA0\n\xC2\xA0\n", "t.txt"), InputError);
+}
+
+}  // namespace
+}  // namespace winokit
