@@ -1,0 +1,20 @@
+// The Winoground examples reader (examples.jsonl).
+#include "fuzz_common.hpp"
+#include "winokit/image_store.hpp"
+#include "winokit/winoground.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string text(winokit::fuzz::bytes(data, size));
+  winokit::fuzz::expect_typed_errors([&] {
+    winokit::Dataset ds = winokit::parse_examples(text, "fuzz-examples.jsonl");
+    for (const auto& ex : ds.examples) {
+      // Every accepted image name stays inside the image folder.
+      for (const auto& image : ex.images) {
+        if (!winokit::normalize_image_name(image)) std::abort();
+      }
+      if (ds.find(ex.id) == std::nullopt) std::abort();
+    }
+    (void)ds.id_order();
+  });
+  return 0;
+}
