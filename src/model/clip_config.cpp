@@ -42,6 +42,9 @@ json read_json(const fs::path& path) {
     return json::parse(read_file(path));
   } catch (const json::parse_error& e) {
     throw InputError({path.string(), 0, ""}, std::string("malformed JSON: ") + e.what());
+  } catch (const json::exception& e) {
+    // out_of_range.406: a number beyond a double ("layer_norm_eps": 1e705; found by fuzz_config).
+    throw InputError({path.string(), 0, ""}, std::string("number out of range: ") + e.what());
   }
 }
 

@@ -138,5 +138,9 @@ printf '\xc2\xa0 \xc2\xa0\n' > nbsp.txt
 expect "fuzz_table: a scores file of only no-break spaces" 2 "nbsp.txt: empty table" -- \
   "$WINOKIT" eval --data syn --scores nbsp.txt
 
+mkdir -p badmodel && printf '{"projection_dim": 8, "text_config": {"layer_norm_eps": 1e705}}\n' > badmodel/config.json
+expect "fuzz_config: a config number beyond a double is exit 2" 2 "badmodel/config.json: number out of range" -- \
+  "$WINOKIT" eval --data syn --model badmodel
+
 echo "# input hardening: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "test_util.hpp"
+#include "winokit/clip.hpp"
 #include "winokit/error.hpp"
 #include "winokit/files.hpp"
 #include "winokit/image.hpp"
@@ -72,6 +73,18 @@ TEST(FuzzRegressions, SafetensorsHeadersThatAreNotObjectsOrOverflowAreInputError
                    "neg.safetensors",
                    R"({"w": {"dtype": "F32", "shape": [-1, -1], "data_offsets": [0, 4]}})")),
                InputError);
+}
+
+// fuzz_config: "layer_norm_eps": 1e705 escaped as nlohmann's out_of_range ("internal error").
+TEST(FuzzRegressions, AConfigNumberBeyondADoubleIsAnInputError) {
+  test::TempDir dir;
+  dir.write("config.json", R"({"projection_dim": 8, "text_config": {"layer_norm_eps": 1e705}})");
+  try {
+    load_clip_config(dir.path());
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("number out of range"), std::string::npos) << e.what();
+  }
 }
 
 // fuzz_image: a corrupt PNG leaked the pixel buffer (libpng's longjmp skipped its destructor).
