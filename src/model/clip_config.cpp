@@ -39,7 +39,9 @@ namespace {
 
 json read_json(const fs::path& path) {
   try {
-    return json::parse(read_file(path));
+    json doc = json::parse(read_file(path));
+    if (!doc.is_object()) throw InputError({path.string(), 0, ""}, "expected a JSON object");
+    return doc;
   } catch (const json::parse_error& e) {
     throw InputError({path.string(), 0, ""}, std::string("malformed JSON: ") + e.what());
   } catch (const json::exception& e) {
@@ -192,8 +194,15 @@ ClipConfig load_clip_config(const fs::path& dir) {
     throw IoError(dir.string() + ": not a checkpoint directory",
                   "pass a Hugging Face or OpenCLIP checkpoint folder with --model");
   }
-  if (fs::is_regular_file(dir / "open_clip_config.json")) return load_openclip(dir);
-  if (fs::is_regular_file(dir / "config.json")) return load_hf(dir);
+  try {
+    if (fs::is_regular_file(dir / "open_clip_config.json")) return load_openclip(dir);
+    if (fs::is_regular_file(dir / "config.json")) return load_hf(dir);
+  } catch (const json::exception& e) {
+    // A value of the wrong JSON type where an object or number is expected (found by
+    // fuzz_config: a config that is a bare number).
+    throw InputError({dir.string(), 0, ""},
+                     std::string("unexpected config structure: ") + e.what());
+  }
   throw IoError(
       dir.string() + ": no config.json (Hugging Face) or open_clip_config.json (OpenCLIP)",
       "pass a CLIP checkpoint folder with --model");

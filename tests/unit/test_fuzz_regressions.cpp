@@ -87,6 +87,19 @@ TEST(FuzzRegressions, AConfigNumberBeyondADoubleIsAnInputError) {
   }
 }
 
+// fuzz_config: a config that is a bare number (or a section that is not an object) escaped as
+// nlohmann's type_error.
+TEST(FuzzRegressions, AConfigOfTheWrongShapeIsAnInputError) {
+  for (const char* text : {"9", "[1, 2]", "\"config\""}) {
+    test::TempDir dir;
+    dir.write("config.json", text);
+    EXPECT_THROW(load_clip_config(dir.path()), InputError) << text;
+  }
+  test::TempDir oc;
+  oc.write("open_clip_config.json", R"({"model_cfg": 7})");
+  EXPECT_THROW(load_clip_config(oc.path()), InputError);
+}
+
 // fuzz_image: a corrupt PNG leaked the pixel buffer (libpng's longjmp skipped its destructor).
 TEST(FuzzRegressions, ACorruptPngIsAnInputError) {
   const auto file = kSource / "tests/fuzz/regressions/image/png-longjmp-leaked-pixel-buffer.png";
