@@ -4,6 +4,7 @@
 set -u
 WINOKIT=$(realpath "${1:?usage: run_cli_tests.sh PATH/TO/winokit [SHARED_DIR]}")
 SHARED=$( [ -n "${2:-}" ] && realpath "$2" 2>/dev/null || echo "")
+FIXTURES=$(realpath "$(dirname "$0")/../fixtures")
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK" || exit 1
@@ -191,6 +192,14 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
 else
   echo "skip - golden checkpoints not found beside the checkout"
 fi
+
+# --- WinoGAViL on files in the published layouts (issue 12) ---
+WGA="$FIXTURES/winogavil"
+expect "winogavil reads the published test set with predictions and the types file" 0 "\| Non Visual, Concept Related \| 2 \|" -- "$WINOKIT" winogavil --data "$WGA/test_sets_with_zero_shot_predictions/game_10_12_with_predictions.csv" --predictions-column clip_vit_32_predictions --types "$WGA/model_analysis_on_different_association_types.csv" --bootstrap 50
+expect "winogavil prints Table 10 (candidates x k with N)" 0 "^\| 12 \| 33\.3 \(1\) \| 20\.0 \(1\) \|" -- "$WINOKIT" winogavil --data "$WGA/test_sets_with_zero_shot_predictions/game_10_12_with_predictions.csv" --predictions-column clip_vit_32_predictions --bootstrap 50
+expect "winogavil labels the solvers' column and quotes the paper" 0 "Human performance \(new annotators" -- "$WINOKIT" winogavil --data "$WGA/swow.csv" --predictions-column associations --bootstrap 50
+sed 's/,1,0,random,0$/,77.78,0,random,0/' "$WGA/game_10_12.csv" > wg_percent.csv
+expect "winogavil rejects solvers' scores on 0-100 naming the row and column" 2 "wg_percent.csv:2: field 'solvers_jaccard_mean': '77.78' is outside the 0-1 scale" -- "$WINOKIT" winogavil --data wg_percent.csv --predictions-column associations
 
 # --- demo and help ---
 expect "demo runs end to end" 0 "winokit eval --data" -- "$WINOKIT" demo --out demo --count 21

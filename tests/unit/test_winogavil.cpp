@@ -117,6 +117,115 @@ TEST(WinoGAViL, MetricsBreakdownsHumansAndPredictionsCsv) {
   EXPECT_THROW(predictions_from_column(ds, "nope"), InputError);
 }
 
+const std::string kAssets = std::string(WINOKIT_SOURCE_DIR) + "/tests/fixtures/winogavil/";
+
+// Issue 12, item 3: every CSV the official repository publishes under assets/ reads as it is.
+TEST(WinoGAViL, ReadsEveryPublishedAssetsCsvAsItIs) {
+  for (const char* f : {"game_5_6.csv", "game_10_12.csv", "swow.csv", "winogavil_dataset.csv",
+                        "model_analysis_on_different_association_types.csv",
+                        "test_sets_with_zero_shot_predictions/game_5_6_with_predictions.csv",
+                        "test_sets_with_zero_shot_predictions/game_10_12_with_predictions.csv",
+                        "test_sets_with_zero_shot_predictions/swow_with_predictions.csv"}) {
+    SCOPED_TRACE(f);
+    AssociationDataset ds;
+    ASSERT_NO_THROW(ds = load_winogavil(kAssets + f));
+    EXPECT_EQ(ds.instances.size(), 2u);
+  }
+  auto swow = load_winogavil(kAssets + "swow.csv");
+  EXPECT_EQ(swow.instances[1].id, "1767");
+  EXPECT_EQ(swow.instances[0].candidates[1], "nail polish");
+  auto preds =
+      load_winogavil(kAssets + "test_sets_with_zero_shot_predictions/swow_with_predictions.csv");
+  auto r =
+      evaluate_associations(preds, predictions_from_column(preds, "clip_vit_32_predictions"), {});
+  EXPECT_NEAR(r.per_instance[1], 1.0 / 3.0, 1e-12);  // the file's clip_vit_32_jaccard
+  // The text-only captions file names its image column img_name.
+  auto captions = load_candidate_captions(kAssets + "ofa_image_caption_predictions.csv");
+  EXPECT_EQ(captions.at("lava"), "a volcano erupting at sunset");
+}
+
+// Item 2: a type name may hold a comma; the analysis CSV maps a candidate to one type.
+TEST(WinoGAViL, AssociationTypesKeepCommasInsideANameAsPublished) {
+  auto ds = load_winogavil(kAssets + "model_analysis_on_different_association_types.csv");
+  EXPECT_EQ(ds.instances[0].association_types.at("rose"),
+            std::vector<std::string>{"Non Visual, Concept Related"});
+  auto r = evaluate_associations(ds, predictions_from_column(ds, "clip_vit32_predictions"), {});
+  const AssociationBreakdown* types = nullptr;
+  for (const auto& b : r.breakdowns)
+    if (b.key == "association_type") types = &b;
+  ASSERT_NE(types, nullptr);
+  std::set<std::string> names;
+  for (const auto& g : types->groups)
+    names.insert(g.name);
+  EXPECT_EQ(names, (std::set<std::string>{"Non Visual, Concept Related", "Visually Non-Salient",
+                                          "Visually Salient Object"}));
+  for (const auto& g : types->groups) {
+    // rose (picked) and heroin (picked), marshmallow (not): 2 of 3.
+    if (g.name == "Non Visual, Concept Related") EXPECT_NEAR(*g.recall, 2.0 / 3.0, 1e-12);
+  }
+  // --types from the analysis file onto the test set with predictions (joined by ID).
+  auto test = load_winogavil(
+      kAssets + "test_sets_with_zero_shot_predictions/game_10_12_with_predictions.csv");
+  load_association_types(test, kAssets + "model_analysis_on_different_association_types.csv");
+  EXPECT_EQ(test.instances[1].association_types.at("tea"),
+            std::vector<std::string>{"Visually Salient Object"});
+  // A list of names is several types.
+  auto listed = parse_winogavil(
+      "candidates,cue,associations,annotations_label\n\"[\"\"a\"\", \"\"b\"\"]\",x,\"[\"\"a\"\"]\","
+      "\"{\"\"a\"\": [\"\"Colors\"\", \"\"OCR\"\"]}\"\n",
+      "l.csv");
+  EXPECT_EQ(listed.instances[0].association_types.at("a"),
+            (std::vector<std::string>{"Colors", "OCR"}));
+}
+
+// Item 1: solvers' Jaccard on the published 0-1 scale; anything else names the row and column.
+TEST(WinoGAViL, OutOfScaleScoresAreRejectedWithRowAndColumn) {
+  const std::string head =
+      "candidates,cue,associations,score_fool_the_ai,num_associations,num_candidates,"
+      "solvers_jaccard_mean,solvers_jaccard_std,ID\n";
+  const std::string lists = "\"[\"\"a\"\", \"\"b\"\"]\",x,\"[\"\"a\"\"]\",";
+  for (const auto& [row, expect] : std::vector<std::pair<std::string, std::string>>{
+           {lists + "50,1,2,77.78,0.1,0",
+            "e.csv:2: field 'solvers_jaccard_mean': '77.78' is outside the 0-1 scale"},
+           {lists + "50,1,2,0.7,12,0", "e.csv:2: field 'solvers_jaccard_std': '12' is outside"},
+           {lists + "150,1,2,0.7,0.1,0",
+            "e.csv:2: field 'score_fool_the_ai': '150' is outside the 0-100"}}) {
+    try {
+      parse_winogavil(head + row + "\n", "e.csv");
+      ADD_FAILURE() << row;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(expect), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Items 9, 10 and 11 (Table 10): labelled solvers' column, the paper's reference values, and the
+// candidates x k table with N.
+TEST(WinoGAViL, ReportLabelsSolversPrintsPaperReferencesAndTable10) {
+  auto a = load_winogavil(kAssets +
+                          "test_sets_with_zero_shot_predictions/game_5_6_with_predictions.csv");
+  auto r = evaluate_associations(a, predictions_from_column(a, "clip_vit_32_predictions"), {});
+  ASSERT_EQ(r.cross.size(), 2u);
+  EXPECT_EQ(r.cross[0].candidates, 5);
+  EXPECT_EQ(r.cross[0].k, 2);
+  EXPECT_EQ(r.cross[0].n, 1u);
+  EXPECT_NEAR(r.cross[1].mean, 0.5, 1e-12);
+  EXPECT_NEAR(r.cross[1].chance, expected_random_jaccard(6, 3), 1e-12);
+  const std::string md = markdown_associations(r, "clip");
+  EXPECT_NE(md.find("Solvers in the file (%)"), std::string::npos) << md;
+  EXPECT_EQ(md.find("Humans (%)"), std::string::npos);
+  EXPECT_NE(md.find("| 5 | 1 | 100.0 | 100 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 30.0 | 38 | 100.0 |"), std::string::npos) << md;  // exact, paper's, solvers
+  EXPECT_NE(md.find("| 6 | - | 50.0 (1) |"), std::string::npos) << md;   // Table 10 row
+  EXPECT_NE(md.find("90 / 92 / 95 % Jaccard"), std::string::npos);
+  EXPECT_NE(md.find("38/34/24/17"), std::string::npos);
+  const auto j = json_associations(r, "clip", nlohmann::json::object());
+  EXPECT_EQ(j["candidates_by_k"].size(), 2u);
+  EXPECT_EQ(j["breakdowns"][0]["groups"][0]["paper_chance_percent"], 38);
+  EXPECT_EQ(paper_random_chance_percent(12), 17);
+  EXPECT_FALSE(paper_random_chance_percent(7));
+}
+
 TEST(WinoGAViL, BootstrapIsSeededAndIndependentOfThreads) {
   std::vector<double> v;
   for (int i = 0; i < 500; ++i)
