@@ -141,6 +141,11 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
   grep -q '"augmentation":"substitution"' variants.jsonl && ok "substitution variants written" || not_ok "substitution variants"
   expect "variants eval: S_aug table" 0 "Augmented \(best: (mean|max), lambda" -- "$WINOKIT" variants eval --data syn --variants variants.jsonl --model "$HFM" --json var.json
   grep -q '"lambda": 0.25' var.json && ok "variants json has every setting" || not_ok "variants json"
+  # Variants made elsewhere, in the official examples_augmented.jsonl layout (issue 12).
+  printf '%s\n' '{"id": 0, "caption_0": [{"type": "original", "name": "original", "variant": "a red triangle and a green circle"}, {"type": "paraphrasing", "name": "backtranslation", "variant": "a green circle and a red triangle"}], "caption_1": [{"type": "original", "name": "original", "variant": "a green triangle and a red circle"}, {"type": "rulebased", "name": "propbanksrlroles", "variant": "a red circle and a green triangle"}]}' > aug_official.jsonl
+  expect "variants eval imports the official augmented layout" 0 "### family:paraphrasing \(1 variants of 1 captions\)" -- "$WINOKIT" variants eval --data syn --variants aug_official.jsonl --model "$HFM"
+  expect "variants eval: the original is the identity variant by default" 0 "over the original caption T \(the identity variant" -- "$WINOKIT" variants eval --data syn --variants aug_official.jsonl --model "$HFM"
+  expect "variants eval --exclude-original" 0 "variants T_i of caption T only" -- "$WINOKIT" variants eval --data syn --variants aug_official.jsonl --model "$HFM" --exclude-original
 
   # --- probes: per-layer states from the model, or from an embeddings file ---
   expect "embed with variants" 0 "wrote 70 image and [0-9]+ text embeddings" -- "$WINOKIT" embed --model "$HFM" --data syn --variants variants.jsonl --hidden-states --out embvar.safetensors
