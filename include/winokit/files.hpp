@@ -16,6 +16,7 @@ namespace winokit {
 
 std::string read_file(const std::filesystem::path& path);
 
+// Missing output folders are created (and removed again when the write fails).
 // Writes one file atomically: a temporary file in the same directory, then renamed. `durable`
 // also flushes it to disk first (fsync); caches skip that.
 void write_file_atomic(const std::filesystem::path& path, const std::string& content,

@@ -17,8 +17,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kTensorNames[] = {"image_embeds", "text_embeds", "image_hidden_cls",
-                                        "text_hidden_eot"};
+constexpr const char* kTensorNames[] = {"image_embeds",     "text_embeds",       "image_hidden_cls",
+                                        "text_hidden_eot",  "image_hidden_mean", "image_hidden_max",
+                                        "text_hidden_mean", "text_hidden_max"};
 
 std::vector<std::string> ids_from_metadata(const SafeTensors& st, const std::string& key,
                                            const std::string& file) {
@@ -105,10 +106,37 @@ EmbeddingTable load_embedding_table(const fs::path& path) {
   check_rows(t, "image_hidden_cls", t.image_ids.size(), "image ids");
   check_rows(t, "text_embeds", t.text_ids.size(), "text ids");
   check_rows(t, "text_hidden_eot", t.text_ids.size(), "text ids");
+  check_rows(t, "image_hidden_mean", t.image_ids.size(), "image ids");
+  check_rows(t, "image_hidden_max", t.image_ids.size(), "image ids");
+  check_rows(t, "text_hidden_mean", t.text_ids.size(), "text ids");
+  check_rows(t, "text_hidden_max", t.text_ids.size(), "text ids");
   return t;
 }
 
-ProbeEmbeddings probe_embeddings(const Dataset& dataset, const EmbeddingTable& table) {
+const char* to_string(ProbePooling pooling) {
+  switch (pooling) {
+    case ProbePooling::Mean:
+      return "mean";
+    case ProbePooling::Max:
+      return "max";
+    default:
+      return "cls";
+  }
+}
+
+std::pair<std::string, std::string> pooled_tensor_names(ProbePooling pooling) {
+  switch (pooling) {
+    case ProbePooling::Mean:
+      return {"image_hidden_mean", "text_hidden_mean"};
+    case ProbePooling::Max:
+      return {"image_hidden_max", "text_hidden_max"};
+    default:
+      return {"image_hidden_cls", "text_hidden_eot"};
+  }
+}
+
+ProbeEmbeddings probe_embeddings(const Dataset& dataset, const EmbeddingTable& table,
+                                 ProbePooling pooling) {
   std::unordered_map<std::string, std::size_t> image_row, text_row;
   for (std::size_t r = 0; r < table.image_ids.size(); ++r)
     image_row.emplace(table.image_ids[r], r);
@@ -165,8 +193,15 @@ ProbeEmbeddings probe_embeddings(const Dataset& dataset, const EmbeddingTable& t
       l.variants.insert(l.variants.end(), txt + r * dt, txt + (r + 1) * dt);
     return l;
   };
-  const auto hi = table.tensors.find("image_hidden_cls");
-  const auto ht = table.tensors.find("text_hidden_eot");
+  const auto [image_name, text_name] = pooled_tensor_names(pooling);
+  const auto hi = table.tensors.find(image_name);
+  const auto ht = table.tensors.find(text_name);
+  if (pooling != ProbePooling::Token && (hi == table.tensors.end() || ht == table.tensors.end())) {
+    throw InputError({table.source, 0, hi == table.tensors.end() ? image_name : text_name},
+                     std::string("no ") + to_string(pooling) + "-pooled states (" + image_name +
+                         " and " + text_name + ")",
+                     "`winokit embed --hidden-states` writes them");
+  }
   if (hi != table.tensors.end() && ht != table.tensors.end()) {
     const auto lv = static_cast<int>(hi->second.shape[0]) - 1;
     const auto lt = static_cast<int>(ht->second.shape[0]) - 1;

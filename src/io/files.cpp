@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "winokit/error.hpp"
 
@@ -32,6 +33,31 @@ fs::path temporary_for(const fs::path& target) {
   fs::path dir = target.parent_path();
   if (dir.empty()) dir = ".";
   return dir / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()));
+}
+
+// Creates the missing folders above `target` (output folders are made when missing) and returns
+// the ones it made, outermost first, so a failed write can remove them again.
+std::vector<fs::path> make_parent_folders(const fs::path& target) {
+  std::vector<fs::path> made;
+  for (fs::path dir = target.parent_path(); !dir.empty() && !fs::exists(dir);
+       dir = dir.parent_path()) {
+    made.insert(made.begin(), dir);
+  }
+  for (const auto& dir : made) {
+    std::error_code ec;
+    if (!fs::create_directory(dir, ec) && ec) {
+      throw IoError(target.string() + ": cannot create folder " + dir.string() + ": " +
+                    ec.message());
+    }
+  }
+  return made;
+}
+
+void remove_folders(const std::vector<fs::path>& made) {
+  for (auto it = made.rbegin(); it != made.rend(); ++it) {
+    std::error_code ec;
+    fs::remove(*it, ec);  // only when empty
+  }
 }
 
 void write_temporary(const fs::path& tmp, const fs::path& target, const std::string& content,
@@ -65,7 +91,13 @@ void write_temporary(const fs::path& tmp, const fs::path& target, const std::str
 
 void write_file_atomic(const fs::path& path, const std::string& content, bool durable) {
   const fs::path tmp = temporary_for(path);
-  write_temporary(tmp, path, content, durable);
+  const auto made = make_parent_folders(path);
+  try {
+    write_temporary(tmp, path, content, durable);
+  } catch (...) {
+    remove_folders(made);
+    throw;
+  }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int saved = errno;
     ::unlink(tmp.c_str());
@@ -79,8 +111,11 @@ void OutputSet::add(fs::path path, std::string content) {
 
 void OutputSet::commit() {
   std::vector<fs::path> temporaries;
+  std::vector<fs::path> made;
   try {
     for (const auto& [target, content] : files_) {
+      const auto folders = make_parent_folders(target);
+      made.insert(made.end(), folders.begin(), folders.end());
       fs::path tmp = temporary_for(target);
       write_temporary(tmp, target, content);
       temporaries.push_back(tmp);
@@ -88,6 +123,7 @@ void OutputSet::commit() {
   } catch (...) {
     for (const auto& tmp : temporaries)
       ::unlink(tmp.c_str());
+    remove_folders(made);
     throw;
   }
   for (std::size_t i = 0; i < files_.size(); ++i) {

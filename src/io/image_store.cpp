@@ -69,16 +69,22 @@ ImageStore::ImageStore(ImageStore&&) noexcept = default;
 ImageStore& ImageStore::operator=(ImageStore&&) noexcept = default;
 ImageStore::~ImageStore() = default;
 
-ImageStore ImageStore::open(const fs::path& root) {
+ImageStore ImageStore::open(const fs::path& root, const fs::path& images) {
   ImageStore store;
   store.root_ = root;
   store.zip_mutex_ = std::make_unique<std::mutex>();
-  if (fs::is_directory(root / "images")) {
-    store.dir_ = root / "images";
+  if (!images.empty() && !fs::exists(images)) {
+    throw IoError(images.string() + ": no such image folder or zip",
+                  "--images takes a folder of images or a .zip of them");
+  }
+  const fs::path dir = images.empty() ? root / "images" : images;
+  if (fs::is_directory(dir)) {
+    store.dir_ = dir;
     return store;
   }
-  if (fs::is_regular_file(root / "images.zip")) {
-    store.zip_path_ = root / "images.zip";
+  const fs::path zip = images.empty() ? root / "images.zip" : images;
+  if (fs::is_regular_file(zip)) {
+    store.zip_path_ = zip;
     int err = 0;
     zip_t* archive = zip_open(store.zip_path_.c_str(), ZIP_RDONLY, &err);
     if (archive == nullptr) {
@@ -124,7 +130,7 @@ ImageBytes ImageStore::read(const std::string& name) const {
     }
     throw IoError("image '" + name + "': not found (looked for " + name +
                       ".png/.jpg/.jpeg/.webp in " + dir_.string() + ")",
-                  "check the dataset directory passed with --data");
+                  "check the dataset directory passed with --data, or pass --images DIR|ZIP");
   }
   if (zip_) {
     auto it = zip_->by_stem.find(name);

@@ -292,3 +292,80 @@ TEST(ProbeEmbeddings, ReadsEmbedFilesAndNpyFoldersAlike) {
 
 }  // namespace
 }  // namespace winokit
+
+namespace winokit {
+namespace {
+
+// Issue 12, item 11: Mean@l / Max@l states read from embedding files (safetensors and the .npy
+// folder) by the names `embed --hidden-states` writes.
+TEST(ProbeEmbeddings, MeanAndMaxPooledStatesFromFiles) {
+  test::TempDir dir;
+  Dataset ds = test::dataset_of(1);
+  // [L + 1 = 2, rows 2, width 3]; the token, mean and max states differ by their base value.
+  auto states = [](float base) {
+    std::vector<float> v(2 * 2 * 3);
+    std::iota(v.begin(), v.end(), base);
+    return v;
+  };
+  const std::vector<std::pair<std::string, float>> names = {
+      {"image_hidden_cls", 0},   {"text_hidden_eot", 100},  {"image_hidden_mean", 200},
+      {"text_hidden_mean", 300}, {"image_hidden_max", 400}, {"text_hidden_max", 500}};
+  std::map<std::string, std::pair<std::vector<std::int64_t>, std::vector<float>>> tensors;
+  for (const auto& [name, base] : names) {
+    tensors[name] = {{2, 2, 3}, states(base)};
+    dir.write("npy/" + name + ".npy", encode_npy_f32({2, 2, 3}, states(base)));
+  }
+  dir.write("npy/image_ids.txt", "ex_0_img_0\nex_0_img_1\n");
+  dir.write("npy/text_ids.txt", "0_c0\n0_c1\n");
+  const auto st =
+      dir.write("e.safetensors",
+                encode_safetensors_f32(tensors, {{"image_ids", R"(["ex_0_img_0", "ex_0_img_1"])"},
+                                                 {"text_ids", R"(["0_c0", "0_c1"])"}}));
+  for (const auto& path : {st, dir.path() / "npy"}) {
+    SCOPED_TRACE(path.string());
+    const EmbeddingTable table = load_embedding_table(path);
+    const ProbeEmbeddings cls = probe_embeddings(ds, table);
+    const ProbeEmbeddings mean = probe_embeddings(ds, table, ProbePooling::Mean);
+    const ProbeEmbeddings max = probe_embeddings(ds, table, ProbePooling::Max);
+    ASSERT_EQ(mean.layers.size(), 2u);
+    EXPECT_EQ(cls.layers[1].image[0], 6.0f);     // layer 1, row 0
+    EXPECT_EQ(mean.layers[1].image[0], 206.0f);  // image_hidden_mean
+    EXPECT_EQ(mean.layers[0].text[3], 303.0f);   // text_hidden_mean, layer 0, row 1
+    EXPECT_EQ(max.layers[1].text[0], 506.0f);    // text_hidden_max
+  }
+  // A file without pooled states is refused, naming what is missing.
+  dir.write("cls/image_hidden_cls.npy", encode_npy_f32({2, 2, 3}, states(0)));
+  dir.write("cls/text_hidden_eot.npy", encode_npy_f32({2, 2, 3}, states(100)));
+  dir.write("cls/image_ids.txt", "ex_0_img_0\nex_0_img_1\n");
+  dir.write("cls/text_ids.txt", "0_c0\n0_c1\n");
+  try {
+    probe_embeddings(ds, load_embedding_table(dir.path() / "cls"), ProbePooling::Max);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no max-pooled states (image_hidden_max and "
+                                         "text_hidden_max)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace winokit
+
+namespace winokit {
+namespace {
+
+// Issue 12, item 11: the paper's fixed split (split_train_test.py): 300 train, 100 test ids.
+TEST(ProbeSplit, PapersFixedSplit) {
+  Dataset ds = test::dataset_of(400);
+  const auto train = paper_split(ds);
+  EXPECT_EQ(std::count(train.begin(), train.end(), true), 300);
+  EXPECT_FALSE(train[*ds.find("12")]);   // first test id
+  EXPECT_FALSE(train[*ds.find("398")]);  // last test id
+  EXPECT_TRUE(train[*ds.find("0")]);     // in train_idxs
+  EXPECT_TRUE(train[*ds.find("399")]);
+  EXPECT_THROW(paper_split(test::dataset_of(10)), UsageError);
+}
+
+}  // namespace
+}  // namespace winokit

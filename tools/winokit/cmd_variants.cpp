@@ -55,7 +55,7 @@ int run_generate(const GenerateFlags& f) {
 }
 
 struct EvalFlags {
-  std::string data, json, markdown, html;
+  std::string data, json, markdown, html, images;
   std::vector<std::string> variants;
   std::vector<double> lambdas = {0, 0.25, 0.5, 0.75, 1};
   bool quiet = false;
@@ -65,13 +65,14 @@ struct EvalFlags {
 
 int run_eval(const EvalFlags& f) {
   Dataset ds = load_dataset(f.data);
+  ds.images = f.images;
   std::vector<CaptionVariant> variants;
   for (const auto& file : f.variants) {
     auto v = load_variants(file, ds);
     variants.insert(variants.end(), v.begin(), v.end());
   }
   ClipRuntime rt = f.model.load();
-  ImageStore store = ImageStore::open(ds.root);
+  ImageStore store = ImageStore::open(ds.root, ds.images);
   DatasetItems items = dataset_items(ds, store);
   const std::vector<ImageRequest>& requests = items.images;
   std::vector<std::string> texts = items.captions;
@@ -215,6 +216,8 @@ void add_variants(CLI::App& app, int& exit_code) {
   CLI::App* ev =
       cmd->add_subcommand("eval", "Text, image and group scores with the augmentation-aware score");
   ev->add_option("--data", e->data, "Dataset folder")->required();
+  ev->add_option("--images", e->images,
+                 "Image folder or .zip, when not images/ (or images.zip) beside examples.jsonl");
   ev->add_option("--variants", e->variants,
                  "Variant files: winokit JSONL (id, caption, augmentation, text) or the official "
                  "examples_augmented.jsonl (paraphrases, back-translations made elsewhere)")
