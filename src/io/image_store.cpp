@@ -160,9 +160,11 @@ ImageBytes ImageStore::read(const std::string& name) const {
     out.format = sniff_image_format(out.bytes);
     return out;
   }
-  throw IoError("image '" + name + "': the dataset has no images (no images/ folder or " +
-                    "images.zip in " + root_.string() + ")",
-                "images are needed only to score with a model; a scores file needs none");
+  throw IoError(
+      "image '" + name + "': the dataset has no images (no images/ folder or " + "images.zip in " +
+          root_.string() + ")",
+      "pass --images DIR|ZIP when they lie elsewhere; images are needed only to score with a "
+      "model, a scores file needs none");
 }
 
 }  // namespace winokit

@@ -178,8 +178,10 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
   grep -q 'data:image/png;base64,' hm.html && [ -s ex0_i0_c0_t0.png ] && ok "heatmap html embeds the PNG maps" || not_ok "heatmap outputs"
   # --images: a dataset whose images are not images/ beside examples.jsonl (issue 12, item 4).
   mkdir -p apart && cp syn/examples.jsonl apart/
-  want=$(grep -m1 '^| tiny-quickgelu-hf |' <("$WINOKIT" eval --data syn --model "$HFM" --scores-out s_syn.jsonl --quiet --markdown /dev/stdout --bootstrap 50))
-  got=$(grep -m1 '^| tiny-quickgelu-hf |' <("$WINOKIT" eval --data apart --images syn/images --model "$HFM" --scores-out s_apart.jsonl --quiet --markdown /dev/stdout --bootstrap 50))
+  "$WINOKIT" eval --data syn --model "$HFM" --scores-out s_syn.jsonl --markdown m_syn.md --bootstrap 50 >/dev/null 2>&1
+  "$WINOKIT" eval --data apart --images syn/images --model "$HFM" --scores-out s_apart.jsonl --markdown m_apart.md --bootstrap 50 >/dev/null 2>&1
+  want=$(grep -m1 '^| tiny-quickgelu-hf |' m_syn.md)
+  got=$(grep -m1 '^| tiny-quickgelu-hf |' m_apart.md)
   [ -n "$want" ] && [ "$want" = "$got" ] && ok "eval --images DIR gives the same scores" || not_ok "eval --images" "$want vs $got"
   expect "eval --images ZIP" 0 "\| tiny-quickgelu-hf \|" -- "$WINOKIT" eval --data apart --images synzip/images.zip --model "$HFM" --scores-out s_zip.jsonl --bootstrap 50
   expect "eval without --images names the hint" 3 "pass --images" -- "$WINOKIT" eval --data apart --model "$HFM" --scores-out s_none.jsonl --bootstrap 50
