@@ -155,6 +155,7 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
   expect "probe from the model" 0 "" -- "$WINOKIT" probe "${PROBE_ARGS[@]}" --model "$HFM" --name tiny --markdown p1.md --json p1.json --html p1.html
   grep -q "### Pair probe, text score" p1.md && grep -q "### Text-only probe" p1.md && grep -q "### Linear separability" p1.md && grep -qE "^\| final \| [0-9]+ / [0-9]+ \|" p1.md && ok "probe tables" || not_ok "probe tables" "$(cat p1.md)"
   grep -q '"control_test_percent"' p1.json && grep -q '<table>' p1.html && ok "probe json and html" || not_ok "probe json and html"
+  [ "$(grep -o '<svg role="img"' p1.html | wc -l)" -eq 4 ] && grep -q "SVM separability: share of items separated by layer" p1.html && ok "probe html has per-layer SVG plots (3 probes + SVM)" || not_ok "probe per-layer plots"
   "$WINOKIT" probe "${PROBE_ARGS[@]}" --embeddings embvar.safetensors --name tiny --markdown p2.md >/dev/null 2>&1
   cmp -s p1.md p2.md && ok "probe from the embeddings file equals probe from the model" || not_ok "probe file round trip" "$(diff p1.md p2.md | head)"
   expect "probe: unknown layer lists the layers" 2 "no layer '7' in the embeddings \(have: 0, 1, 2, final\)" -- "$WINOKIT" probe --data syn --embeddings embvar.safetensors --layers 7

@@ -97,6 +97,61 @@ EmbeddingTable model_table(const ClipRuntime& rt, const Dataset& ds,
   return t;
 }
 
+// One SVG line chart of per-layer values in [0, 1]: x the layers in order, y 0-100%; each series
+// a polyline with its label in the legend. Attributes only (the report's CSP forbids inline
+// styles).
+struct Series {
+  std::string label, colour;
+  bool dashed = false;
+  std::vector<double> values;  // per layer, NaN skipped
+};
+
+std::string layer_chart(const std::string& title, const std::vector<std::string>& layers,
+                        const std::vector<Series>& series) {
+  constexpr double kW = 520, kH = 220, kLeft = 44, kRight = 150, kTop = 24, kBottom = 30;
+  const double plot_w = kW - kLeft - kRight, plot_h = kH - kTop - kBottom;
+  auto x_of = [&](std::size_t i) {
+    return kLeft + (layers.size() < 2
+                        ? plot_w / 2
+                        : plot_w * static_cast<double>(i) / static_cast<double>(layers.size() - 1));
+  };
+  auto y_of = [&](double v) { return kTop + plot_h * (1 - v); };
+  std::ostringstream s;
+  s << "<svg role=\"img\" width=\"" << kW << "\" height=\"" << kH << "\" viewBox=\"0 0 " << kW
+    << ' ' << kH << "\"><title>" << html_escape(title) << "</title><text x=\"" << kLeft
+    << "\" y=\"14\" font-size=\"12\">" << html_escape(title) << "</text>";
+  for (int t = 0; t <= 4; ++t) {
+    const double v = t / 4.0, y = y_of(v);
+    s << "<line x1=\"" << kLeft << "\" x2=\"" << kLeft + plot_w << "\" y1=\"" << y << "\" y2=\""
+      << y << "\" stroke=\"#ddd\"/><text x=\"4\" y=\"" << y + 4 << "\" font-size=\"10\">" << t * 25
+      << "%</text>";
+  }
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    s << "<text x=\"" << x_of(i) - 8 << "\" y=\"" << kH - 10 << "\" font-size=\"10\">"
+      << html_escape(layers[i]) << "</text>";
+  }
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    const Series& se = series[k];
+    std::ostringstream pts;
+    for (std::size_t i = 0; i < se.values.size() && i < layers.size(); ++i) {
+      if (!std::isfinite(se.values[i])) continue;
+      pts << x_of(i) << ',' << y_of(se.values[i]) << ' ';
+      s << "<circle cx=\"" << x_of(i) << "\" cy=\"" << y_of(se.values[i]) << "\" r=\"2.5\" fill=\""
+        << se.colour << "\"><title>" << html_escape(se.label) << " " << html_escape(layers[i])
+        << ": " << percent(se.values[i]) << "</title></circle>";
+    }
+    s << "<polyline fill=\"none\" stroke=\"" << se.colour << "\" stroke-width=\"1.5\""
+      << (se.dashed ? " stroke-dasharray=\"4,3\"" : "") << " points=\"" << pts.str() << "\"/>";
+    const double ly = kTop + 14.0 * static_cast<double>(k);
+    s << "<line x1=\"" << kW - kRight + 10 << "\" x2=\"" << kW - kRight + 30 << "\" y1=\"" << ly
+      << "\" y2=\"" << ly << "\" stroke=\"" << se.colour << "\""
+      << (se.dashed ? " stroke-dasharray=\"4,3\"" : "") << "/><text x=\"" << kW - kRight + 34
+      << "\" y=\"" << ly + 4 << "\" font-size=\"10\">" << html_escape(se.label) << "</text>";
+  }
+  s << "</svg>";
+  return s.str();
+}
+
 int run(ProbeFlags& f) {
   if (f.model.model.empty() == f.embeddings.empty()) {
     throw UsageError("give exactly one of --model DIR or --embeddings FILE|DIR");
@@ -309,7 +364,44 @@ int run(ProbeFlags& f) {
   OutputSet out;
   if (!f.json.empty()) out.add(f.json, j.dump(2) + "\n");
   if (!f.markdown.empty()) out.add(f.markdown, md.str());
-  if (!f.html.empty()) out.add(f.html, markdown_html("Probes: " + name, md.str(), j["provenance"]));
+  if (!f.html.empty()) {
+    // Per-layer accuracy plots (SVG) for each probe and for SVM separability.
+    std::ostringstream plots;
+    plots << "<h2>Per-layer plots</h2>";
+    for (ProbeTask task : {ProbeTask::PairText, ProbeTask::PairImage, ProbeTask::TextOnly}) {
+      std::vector<std::string> names;
+      Series tmax{"target max", "#4e79a7", false, {}}, tmin{"target min", "#4e79a7", true, {}},
+          cmax{"control max", "#e15759", false, {}}, cmin{"control min", "#e15759", true, {}};
+      for (const auto& r : results) {
+        if (r.task != to_string(task)) continue;
+        names.push_back(r.layer);
+        tmax.values.push_back(r.target_max);
+        tmin.values.push_back(r.target_min);
+        cmax.values.push_back(r.control_max);
+        cmin.values.push_back(r.control_min);
+      }
+      if (!names.empty()) {
+        plots << layer_chart(std::string(to_string(task)) + " probe: test accuracy by layer", names,
+                             {tmax, tmin, cmax, cmin});
+      }
+    }
+    if (!svm.empty()) {
+      std::vector<std::string> names;
+      Series target{"target separated", "#59a14f", false, {}},
+          control{"control separated", "#e15759", true, {}};
+      for (const auto& s : svm) {
+        names.push_back(s.layer);
+        target.values.push_back(s.target_separated);
+        control.values.push_back(s.control_separated);
+      }
+      plots << layer_chart("SVM separability: share of items separated by layer", names,
+                           {target, control});
+    }
+    std::string html = markdown_html("Probes: " + name, md.str(), j["provenance"]);
+    const auto body_end = html.rfind("</body>");
+    html.insert(body_end == std::string::npos ? html.size() : body_end, plots.str());
+    out.add(f.html, html);
+  }
   out.commit();
   if (!f.quiet && f.markdown.empty()) std::cout << md.str();
   return 0;
