@@ -49,6 +49,11 @@ struct ProbeLayer {
   std::vector<float> image;     // [2 * examples, image_dim]: image k of example i at row 2i + k
   std::vector<float> text;      // [2 * examples, text_dim]: caption k of example i at 2i + k
   std::vector<float> variants;  // [variant rows, text_dim]
+  // Joint per-pair states (UNITER/LXMERT-style models scored elsewhere), when the embeddings
+  // have them: [4 * examples, pair_dim], pair (caption c, image k) of example i at row
+  // 4i + 2c + k. The pair probes then read these instead of (image, caption) concatenations.
+  int pair_dim = 0;
+  std::vector<float> pairs;
 };
 
 struct ProbeEmbeddings {
@@ -63,9 +68,11 @@ struct ProbeEmbeddings {
 // image_hidden_max [Lv + 1, images, wv], text_hidden_mean, text_hidden_max [Lt + 1, texts, wt]
 // (`embed --hidden-states`); image ids are image names, text ids are
 // "<example id>_c<k>" for captions and "<example id>_c<k>:<anything>" for variants.
+// Joint per-pair embeddings: pair_embeds [pairs, d] and optionally pair_hidden [L + 1, pairs, w],
+// their ids "<example id>_c<k>_i<j>" (caption k with image j) in "pair_ids".
 struct EmbeddingTable {
   std::map<std::string, NpyArray> tensors;
-  std::vector<std::string> image_ids, text_ids;
+  std::vector<std::string> image_ids, text_ids, pair_ids;
   std::string source;
 };
 

@@ -120,6 +120,30 @@ ProbeData probe_data(ProbeTask task, const ProbeLayer& layer, const ProbeEmbeddi
   switch (task) {
     case ProbeTask::PairText:
     case ProbeTask::PairImage: {
+      if (!layer.pairs.empty()) {
+        // Joint per-pair states: the two pairs' vectors, with the same draws as below.
+        const auto dp = static_cast<std::size_t>(layer.pair_dim);
+        auto pair = [&](std::size_t i, std::size_t c, std::size_t k) {
+          return &layer.pairs[(4 * i + 2 * c + k) * dp];
+        };
+        d.inputs = 2 * layer.pair_dim;
+        for (std::size_t i = 0; i < examples; ++i) {
+          for (std::size_t j = 0; j < 2; ++j) {
+            const bool correct_first = (rng.next() >> 63) != 0;
+            const std::size_t first = correct_first ? j : 1 - j, second = 1 - first;
+            if (task == ProbeTask::PairText) {  // image j with caption `first`, then `second`
+              append(d.x, pair(i, first, j), layer.pair_dim);
+              append(d.x, pair(i, second, j), layer.pair_dim);
+            } else {  // caption j with image `first`, then `second`
+              append(d.x, pair(i, j, first), layer.pair_dim);
+              append(d.x, pair(i, j, second), layer.pair_dim);
+            }
+            d.y.push_back(correct_first ? 1.0f : 0.0f);
+            d.item.push_back(i);
+          }
+        }
+        break;
+      }
       d.inputs = 2 * (di + dt);
       for (std::size_t i = 0; i < examples; ++i) {
         for (std::size_t j = 0; j < 2; ++j) {

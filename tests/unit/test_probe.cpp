@@ -369,3 +369,53 @@ TEST(ProbeSplit, PapersFixedSplit) {
 
 }  // namespace
 }  // namespace winokit
+
+namespace winokit {
+namespace {
+
+// Issue 12, item 11: pair probes over joint per-pair embeddings (one vector per caption-image
+// pair, for UNITER/LXMERT-style models scored elsewhere), ids <example id>_c<k>_i<j>.
+TEST(ProbeEmbeddings, JointPerPairEmbeddings) {
+  test::TempDir dir;
+  Dataset ds = test::dataset_of(2);
+  std::string ids;
+  std::vector<float> v;
+  // Rows in reverse order; value = 10 * (4 * example + 2 * caption + image) + dimension.
+  for (int r = 7; r >= 0; --r) {
+    const int i = r / 4, c = (r / 2) % 2, k = r % 2;
+    ids += std::to_string(i) + "_c" + std::to_string(c) + "_i" + std::to_string(k) + "\n";
+    for (int d = 0; d < 3; ++d)
+      v.push_back(static_cast<float>(10 * r + d));
+  }
+  dir.write("pairs/pair_embeds.npy", encode_npy_f32({8, 3}, v));
+  dir.write("pairs/pair_ids.txt", ids);
+  const ProbeEmbeddings e = probe_embeddings(ds, load_embedding_table(dir.path() / "pairs"));
+  ASSERT_EQ(e.layers.size(), 1u);
+  EXPECT_EQ(e.layers[0].name, "final");
+  EXPECT_EQ(e.layers[0].pair_dim, 3);
+  EXPECT_EQ(e.layers[0].pairs[3 * 5], 50.0f);  // example 1, caption 0, image 1
+  const ProbeData d = probe_data(ProbeTask::PairText, e.layers[0], e, 2, 0);
+  ASSERT_EQ(d.inputs, 6);
+  ASSERT_EQ(d.rows(), 4u);
+  for (std::size_t r = 0; r < d.rows(); ++r) {
+    // Text task: both pairs share the image; the first is the match when the label is 1.
+    const float first = d.x[r * 6], second = d.x[r * 6 + 3];
+    const int fr = static_cast<int>(first) / 10, sr = static_cast<int>(second) / 10;
+    EXPECT_EQ(fr % 2, sr % 2);                          // same image
+    EXPECT_NE((fr / 2) % 2, (sr / 2) % 2);              // different captions
+    EXPECT_EQ(d.y[r] == 1.0f, (fr / 2) % 2 == fr % 2);  // caption k matches image k
+  }
+  // A missing pair is named.
+  dir.write("bad/pair_embeds.npy", encode_npy_f32({1, 3}, {1, 2, 3}));
+  dir.write("bad/pair_ids.txt", "0_c0_i0\n");
+  try {
+    probe_embeddings(ds, load_embedding_table(dir.path() / "bad"));
+    FAIL();
+  } catch (const InputError& err) {
+    EXPECT_NE(std::string(err.what()).find("no row for pair '0_c0_i1'"), std::string::npos)
+        << err.what();
+  }
+}
+
+}  // namespace
+}  // namespace winokit
