@@ -60,7 +60,7 @@ struct EvalOptions {
   std::size_t bootstrap_resamples = 10000;
   double confidence = 0.95;
   int folds = 4;        // the paper's interval: folds in id order, Student's t
-  double alpha = 0.05;  // above chance when the one-sided binomial p is below this
+  double alpha = 0.05;  // significant when the one-sided binomial p is below this
   SecondaryGrouping secondary = SecondaryGrouping::Membership;
 };
 
@@ -70,8 +70,11 @@ struct MetricStats {
   std::optional<FoldInterval> fold_t;  // nullopt when n < folds
   Interval bootstrap_percentile;
   Interval bootstrap_bca;
-  double p_vs_chance = 1.0;  // exact one-sided binomial P(X >= correct | chance)
-  bool above_chance = false;
+  double p_vs_chance = 1.0;   // exact one-sided binomial P(X >= correct | chance)
+  bool above_chance = false;  // significant: p_vs_chance < alpha
+  // The papers' definition (Winoground's bolded scores, the official `bolden_table_dict`): the
+  // score is strictly above chance (> 25% text and image, > 16.67% group), no test.
+  bool above_chance_paper = false;
 };
 
 struct TieCounts {

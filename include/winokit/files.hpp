@@ -39,6 +39,7 @@ std::string read_text_file(const std::filesystem::path& path, const TextLimits& 
 // The text without a leading UTF-8 byte order mark.
 std::string_view strip_bom(std::string_view text);
 
+// Missing output folders are created (and removed again when the write fails).
 // Writes one file atomically: a temporary file in the same directory, then renamed. `durable`
 // also flushes it to disk first (fsync); caches skip that.
 void write_file_atomic(const std::filesystem::path& path, const std::string& content,

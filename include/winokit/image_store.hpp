@@ -39,7 +39,10 @@ class ImageStore {
  public:
   // `root` is the dataset directory (the one holding examples.jsonl). Nothing is read yet;
   // an absent image folder is only an error when an image is requested.
-  static ImageStore open(const std::filesystem::path& root);
+  // `images`, when given (the CLI's --images), is the folder of images or a .zip of them,
+  // wherever it lies; an absent one is an IoError at once.
+  static ImageStore open(const std::filesystem::path& root,
+                         const std::filesystem::path& images = {});
   ImageStore(ImageStore&&) noexcept;
   ImageStore& operator=(ImageStore&&) noexcept;
   ~ImageStore();

@@ -49,6 +49,11 @@ struct ProbeLayer {
   std::vector<float> image;     // [2 * examples, image_dim]: image k of example i at row 2i + k
   std::vector<float> text;      // [2 * examples, text_dim]: caption k of example i at 2i + k
   std::vector<float> variants;  // [variant rows, text_dim]
+  // Joint per-pair states (UNITER/LXMERT-style models scored elsewhere), when the embeddings
+  // have them: [4 * examples, pair_dim], pair (caption c, image k) of example i at row
+  // 4i + 2c + k. The pair probes then read these instead of (image, caption) concatenations.
+  int pair_dim = 0;
+  std::vector<float> pairs;
 };
 
 struct ProbeEmbeddings {
@@ -59,11 +64,15 @@ struct ProbeEmbeddings {
 
 // Named tensors with the ids of their rows, as `winokit embed` writes them: image_embeds
 // [images, dim], text_embeds [texts, dim], and optionally image_hidden_cls [Lv + 1, images, wv]
-// and text_hidden_eot [Lt + 1, texts, wt]; image ids are image names, text ids are
+// and text_hidden_eot [Lt + 1, texts, wt], and the pooled states image_hidden_mean,
+// image_hidden_max [Lv + 1, images, wv], text_hidden_mean, text_hidden_max [Lt + 1, texts, wt]
+// (`embed --hidden-states`); image ids are image names, text ids are
 // "<example id>_c<k>" for captions and "<example id>_c<k>:<anything>" for variants.
+// Joint per-pair embeddings: pair_embeds [pairs, d] and optionally pair_hidden [L + 1, pairs, w],
+// their ids "<example id>_c<k>_i<j>" (caption k with image j) in "pair_ids".
 struct EmbeddingTable {
   std::map<std::string, NpyArray> tensors;
-  std::vector<std::string> image_ids, text_ids;
+  std::vector<std::string> image_ids, text_ids, pair_ids;
   std::string source;
 };
 
@@ -80,7 +89,16 @@ EmbeddingTable load_embedding_table(const std::filesystem::path& path);
 // The dataset's rows from a table: "final" from the *_embeds tensors and, when present, one
 // layer per text hidden state (text layer l is paired with vision layer round(l * Lv / Lt)).
 // Throws InputError naming the missing id.
-ProbeEmbeddings probe_embeddings(const Dataset& dataset, const EmbeddingTable& table);
+// How a layer's token states become one vector: the class token (vision) and end-of-text token
+// (text) state, or the paper's Mean@l / Max@l pooling over tokens (the *_hidden_mean / _max
+// tensors). The "final" layer is always the projected embeddings.
+enum class ProbePooling { Token, Mean, Max };
+const char* to_string(ProbePooling pooling);
+// The tensor names a pooling reads: {image, text}.
+std::pair<std::string, std::string> pooled_tensor_names(ProbePooling pooling);
+// Throws InputError naming the missing tensors when a pooling's states are not in the table.
+ProbeEmbeddings probe_embeddings(const Dataset& dataset, const EmbeddingTable& table,
+                                 ProbePooling pooling = ProbePooling::Token);
 
 enum class ProbeTask { PairText, PairImage, TextOnly };
 const char* to_string(ProbeTask task);
@@ -97,6 +115,9 @@ struct ProbeOptions {
   MlpProbeOptions mlp;
   std::vector<std::uint64_t> seeds = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   double train_share = 0.75;  // 300 of Winoground's 400 items
+  // The paper's own split (split_train_test.py of the official code: fixed lists of 300 train
+  // and 100 test Winoground ids) for every seed instead of a seeded stratified split.
+  bool paper_split = false;
   double svm_c = 100;
   std::uint64_t svm_seed = 0;  // control reassignment of the SVM sets
   // Fits run side by side, one thread each (results do not depend on this or on the core
@@ -107,6 +128,9 @@ struct ProbeOptions {
 // Items in the training split, stratified by collapsed tag: each tag group gets its share
 // rounded by largest remainder, so the total is round(share * n).
 std::vector<bool> stratified_split(const Dataset& dataset, double train_share, std::uint64_t seed);
+// The official split of "Why is Winoground Hard?" (train: true); UsageError unless the dataset is
+// Winoground's ids 0-399.
+std::vector<bool> paper_split(const Dataset& dataset);
 
 // A probe's training data: `rows` instances of `inputs` features, labels 0/1 and their item.
 struct ProbeData {

@@ -1,7 +1,19 @@
 // Caption variants ("Why is Winoground Hard?", Diwan et al. 2022): generators that run offline,
-// and the augmentation-aware score
+// and the augmentation-aware score (the paper's appendix D and the official
+// winoground_text_aug_expts.py)
 //   S_aug(I, T) = (1 - lambda) S(I, T) + lambda * agg_i S(I, T_i),  agg in {mean, max}
-// over the variants T_i of caption T (a caption without variants keeps S).
+// where the T_i are the variants of caption T and, by default, T itself as the identity variant
+// (the official code aggregates over the list whose first entry is the original); with
+// `include_original = false` the aggregate runs over the variants only. A caption without
+// variants keeps S either way.
+//
+// Variants made elsewhere (paraphrase, back-translation, syntactic rewrites: generative models)
+// are imported from a file in either layout, and scored like the built-in ones:
+//   - winokit's JSONL, one variant a line: {"id", "caption": 0|1, "augmentation", "text"};
+//   - the official examples_augmented.jsonl of "Why is Winoground Hard?": one example a line,
+//     its "caption_0" and "caption_1" each a list of {"type", "name", "variant"}, the first
+//     {"type": "original"} (skipped); `augmentation` is the entry's "name" and `family` its
+//     "type" (paraphrasing, rulebased, semanticwordbased).
 //
 //   auto wn = winokit::WordNet::open("/usr/share/wordnet");
 //   auto variants = winokit::generate_variants(dataset, winokit::VariantMethod::Synonym, wn, {});
@@ -32,6 +44,7 @@ struct CaptionVariant {
   int caption = 0;          // 0 or 1
   std::string augmentation;
   std::string text;
+  std::string family;  // the official layout's "type"; empty for winokit's JSONL
 };
 
 std::vector<CaptionVariant> load_variants(const std::string& file, const Dataset& dataset);
@@ -78,6 +91,7 @@ struct AugmentSetting {
 std::vector<AugmentSetting> augmented_scores(
     const Dataset& dataset, const std::vector<PairScores>& original,
     const std::vector<CaptionVariant>& variants,
-    const std::vector<std::array<double, 2>>& variant_scores, const std::vector<double>& lambdas);
+    const std::vector<std::array<double, 2>>& variant_scores, const std::vector<double>& lambdas,
+    bool include_original = true);
 
 }  // namespace winokit

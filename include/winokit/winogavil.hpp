@@ -9,7 +9,12 @@
 // `associations` (lists written as JSON arrays, or Python lists with single quotes, inside
 // quoted cells), and optionally `num_associations`, `num_candidates`, `solvers_jaccard_mean`,
 // `solvers_jaccard_std`, `score_fool_the_ai`, `ID`, `annotations_label` (a JSON object mapping a
-// candidate to its association type(s), comma-separated).
+// candidate to its association type: one type name per string, as the published analysis CSV
+// writes it, so "Non Visual, Concept Related" is one type; a list of strings gives several).
+// Scales as published: solvers_jaccard_mean/std on 0-1, score_fool_the_ai on 0-100; a value
+// outside is an InputError naming the row and column. Every CSV under the official repository's
+// `assets/` reads as it is (game_5_6.csv, game_10_12.csv, swow.csv, winogavil_dataset.csv, the
+// test sets with zero-shot predictions, model_analysis_on_different_association_types.csv).
 #pragma once
 
 #include <cstdint>
@@ -85,11 +90,29 @@ struct AssociationBreakdown {
   std::vector<AssociationGroup> groups;
 };
 
+// One cell of WinoGAViL's Table 10: the instances with n candidates and k associations.
+struct AssociationCell {
+  int candidates = 0, k = 0;
+  std::size_t n = 0;
+  double mean = 0, chance = 0;
+};
+
+// Values published in the WinoGAViL paper (Bitton et al., NeurIPS 2022), printed beside
+// winokit's own figures as references: the quoted random chance per candidate count, and the
+// human performance measured with new annotators on a sample of the test sets.
+struct PublishedReference {
+  std::string what, value, source;
+};
+std::vector<PublishedReference> winogavil_published_references();
+// The paper's quoted random chance (percent) for 5, 6, 10 and 12 candidates; nullopt otherwise.
+std::optional<int> paper_random_chance_percent(int candidates);
+
 struct AssociationResult {
   AssociationOptions options;
   AssociationGroup overall;
   std::vector<AssociationBreakdown> breakdowns;
-  std::vector<double> per_instance;  // Jaccard of each instance
+  std::vector<AssociationCell> cross;  // candidates x k (Table 10), sorted by (candidates, k)
+  std::vector<double> per_instance;    // Jaccard of each instance
 };
 
 AssociationResult evaluate_associations(const AssociationDataset& ds,

@@ -39,6 +39,9 @@ struct Dataset {
   std::vector<Example> examples;  // file order
   std::unordered_map<std::string, std::size_t> index_by_id;
   bool numeric_ids = true;  // every id is an integer
+  // Where the images are when not images/ or images.zip beside examples.jsonl (--images): a
+  // folder or a zip. Open with ImageStore::open(root, images).
+  std::filesystem::path images;
 
   // Indices of the examples sorted by id (numerically when all ids are integers).
   std::vector<std::size_t> id_order() const;

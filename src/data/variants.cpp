@@ -30,6 +30,46 @@ const char* to_string(VariantMethod m) {
   return "?";
 }
 
+namespace {
+
+// One line of the official examples_augmented.jsonl: an example whose caption_0 and caption_1
+// are lists of {"type", "name", "variant"}, the original first.
+void read_official_variants(const json& j, const Dataset& ds, const std::string& file,
+                            std::size_t line, std::vector<CaptionVariant>& out) {
+  auto id = j.contains("id") ? id_text(j["id"]) : std::nullopt;
+  if (!id) throw InputError({file, line, "id"}, "missing or not an id");
+  auto index = ds.find(*id);
+  if (!index) throw InputError({file, line, "id"}, "unknown example id '" + *id + "'");
+  for (int c = 0; c < 2; ++c) {
+    const std::string field = "caption_" + std::to_string(c);
+    if (!j.contains(field) || !j[field].is_array())
+      throw InputError({file, line, field}, "expected a list of {type, name, variant}");
+    const std::string& caption = ds.examples[*index].captions[static_cast<std::size_t>(c)];
+    for (std::size_t i = 0; i < j[field].size(); ++i) {
+      const json& e = j[field][i];
+      const std::string where = field + "[" + std::to_string(i) + "]";
+      if (!e.is_object() || !e.contains("variant") || !e["variant"].is_string() ||
+          !e.contains("name") || !e["name"].is_string()) {
+        throw InputError({file, line, where}, "expected an object with string name and variant");
+      }
+      const std::string type =
+          e.contains("type") && e["type"].is_string() ? e["type"].get<std::string>() : "";
+      if (type == "original") continue;
+      CaptionVariant v;
+      v.example = *index;
+      v.caption = c;
+      v.augmentation = e["name"].get<std::string>();
+      v.family = type;
+      v.text = e["variant"].get<std::string>();
+      if (!is_valid_utf8(v.text)) throw InputError({file, line, where}, "invalid UTF-8");
+      if (trim(v.text).empty() || v.text == caption) continue;  // as the official generator
+      out.push_back(std::move(v));
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<CaptionVariant> load_variants(const std::string& file, const Dataset& ds) {
   std::string text = read_file(file);
   std::vector<CaptionVariant> out;
@@ -45,6 +85,10 @@ std::vector<CaptionVariant> load_variants(const std::string& file, const Dataset
       throw InputError(where, std::string("malformed JSON: ") + e.what());
     }
     if (!j.is_object()) throw InputError(where, "expected a JSON object");
+    if (j.contains("caption_0") && j["caption_0"].is_array()) {
+      read_official_variants(j, ds, file, n + 1, out);
+      continue;
+    }
     auto id = j.contains("id") ? id_text(j["id"]) : std::nullopt;
     if (!id) throw InputError({file, n + 1, "id"}, "missing or not an id");
     auto index = ds.find(*id);

@@ -54,12 +54,19 @@ std::optional<std::vector<std::string>> parse_name_list(std::string_view cell) {
 namespace {
 
 std::optional<double> optional_number(const Table& t, const TableRow& row,
-                                      std::optional<std::size_t> col) {
+                                      std::optional<std::size_t> col, double low, double high,
+                                      const char* scale) {
   if (!col || trim(row.cells[*col]).empty()) return std::nullopt;
   auto v = parse_double(row.cells[*col]);
   if (!v || !std::isfinite(*v)) {
     throw InputError({t.file, row.line, t.header[*col]},
                      "not a finite number: '" + row.cells[*col] + "'");
+  }
+  if (*v < low || *v > high) {
+    throw InputError({t.file, row.line, t.header[*col]},
+                     "'" + row.cells[*col] + "' is outside " + scale,
+                     "the published files write solvers' Jaccard on 0-1 and score_fool_the_ai "
+                     "on 0-100");
   }
   return v;
 }
@@ -73,9 +80,23 @@ void parse_types(AssociationInstance& inst, const std::string& cell, const Locat
     throw InputError(where, std::string("malformed JSON object: ") + e.what());
   }
   if (!j.is_object()) throw InputError(where, "expected a JSON object candidate -> type");
+  // The published analysis CSV maps each candidate to one type name, and a type name may hold a
+  // comma ("Non Visual, Concept Related"): a string is one type; a list of strings is several.
   for (auto it = j.begin(); it != j.end(); ++it) {
-    if (!it.value().is_string()) throw InputError(where, "association types must be strings");
-    inst.association_types[it.key()] = split_trimmed(it.value().get<std::string>(), ',');
+    std::vector<std::string> types;
+    if (it.value().is_string()) {
+      types.emplace_back(trim(it.value().get<std::string>()));
+    } else if (it.value().is_array()) {
+      for (const auto& v : it.value()) {
+        if (!v.is_string()) throw InputError(where, "association types must be strings");
+        types.emplace_back(trim(v.get<std::string>()));
+      }
+    } else {
+      throw InputError(
+          where, "association type of '" + it.key() + "' must be a string or a list of strings");
+    }
+    std::erase_if(types, [](const std::string& t) { return t.empty(); });
+    inst.association_types[it.key()] = std::move(types);
   }
 }
 
@@ -145,9 +166,10 @@ AssociationDataset parse_winogavil(const std::string& text, const std::string& f
                              std::to_string(inst.n()) + " candidates listed");
       }
     }
-    inst.solvers_jaccard_mean = optional_number(t, row, c_mean);
-    inst.solvers_jaccard_std = optional_number(t, row, c_std);
-    inst.fool_the_ai = optional_number(t, row, c_fool);
+    // Published scales: solvers' Jaccard (and its spread) on 0-1, fool-the-AI on 0-100.
+    inst.solvers_jaccard_mean = optional_number(t, row, c_mean, 0, 1, "the 0-1 scale");
+    inst.solvers_jaccard_std = optional_number(t, row, c_std, 0, 1, "the 0-1 scale");
+    inst.fool_the_ai = optional_number(t, row, c_fool, 0, 100, "the 0-100 scale");
     if (c_types) parse_types(inst, row.cells[*c_types], {file, row.line, "annotations_label"});
     ds.instances.push_back(std::move(inst));
   }

@@ -27,6 +27,32 @@ Interval bootstrap_mean_interval(const std::vector<double>& values, std::size_t 
   return {quantile_linear(means, alpha / 2), quantile_linear(means, 1 - alpha / 2)};
 }
 
+std::optional<int> paper_random_chance_percent(int candidates) {
+  // WinoGAViL paper, zero-shot results table, "Random chance" row.
+  switch (candidates) {
+    case 5:
+      return 38;
+    case 6:
+      return 34;
+    case 10:
+      return 24;
+    case 12:
+      return 17;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::vector<PublishedReference> winogavil_published_references() {
+  const std::string paper = "Bitton et al., WinoGAViL, NeurIPS 2022 Datasets and Benchmarks";
+  return {
+      {"Human performance (new annotators on a sample of the test instances)",
+       "90 / 92 / 95 % Jaccard", paper + ", human-performance figures"},
+      {"Random chance quoted by the paper", "38 / 34 / 24 / 17 % for 5 / 6 / 10 / 12 candidates",
+       paper + ", zero-shot results table"},
+  };
+}
+
 namespace {
 
 AssociationGroup make_group(const std::string& name, const std::vector<std::size_t>& members,
@@ -104,6 +130,24 @@ AssociationResult evaluate_associations(const AssociationDataset& ds,
         make_group(std::to_string(k), members, ds, r.per_instance, o, "k/" + std::to_string(k)));
   }
   r.breakdowns.push_back(std::move(ks));
+
+  // Table 10: candidates x k, each cell with its N.
+  std::map<std::pair<int, int>, std::vector<std::size_t>> by_nk;
+  for (std::size_t i : all)
+    by_nk[{ds.instances[i].n(), ds.instances[i].k()}].push_back(i);
+  for (const auto& [nk, members] : by_nk) {
+    AssociationCell c;
+    c.candidates = nk.first;
+    c.k = nk.second;
+    c.n = members.size();
+    for (std::size_t i : members) {
+      c.mean += r.per_instance[i];
+      c.chance += expected_random_jaccard(nk.first, nk.second);
+    }
+    c.mean /= static_cast<double>(c.n);
+    c.chance /= static_cast<double>(c.n);
+    r.cross.push_back(c);
+  }
 
   // Association types: an instance is in a type's group when one of its gold associations has
   // that type; recall is the share of the type's gold associations the predictions selected.

@@ -67,7 +67,7 @@ std::map<std::string, fs::path> resolve_candidate_images(const AssociationDatase
 
 std::map<std::string, std::string> load_candidate_captions(const std::string& file) {
   Table t = read_table(read_file(file), file);
-  auto name = t.find_column({"image", "name", "image_name", "candidate"});
+  auto name = t.find_column({"image", "name", "image_name", "img_name", "candidate"});
   auto caption = t.find_column({"caption", "text", "description"});
   if (!name || !caption) {
     throw InputError({file, 1, ""}, "expected an image name column and a caption column");

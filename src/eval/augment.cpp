@@ -10,7 +10,8 @@ std::vector<AugmentSetting> augmented_scores(const Dataset& ds,
                                              const std::vector<PairScores>& original,
                                              const std::vector<CaptionVariant>& variants,
                                              const std::vector<std::array<double, 2>>& vs,
-                                             const std::vector<double>& lambdas) {
+                                             const std::vector<double>& lambdas,
+                                             bool include_original) {
   // Per (example, caption, image): the variants' scores.
   std::vector<std::array<std::array<std::vector<double>, 2>, 2>> per(ds.examples.size());
   for (std::size_t v = 0; v < variants.size(); ++v) {
@@ -33,10 +34,16 @@ std::vector<AugmentSetting> augmented_scores(const Dataset& ds,
           for (int k = 0; k < 2; ++k) {
             const auto& v = per[e][static_cast<std::size_t>(c)][static_cast<std::size_t>(k)];
             if (v.empty()) continue;  // no variants: S_aug = S
-            double a = std::string(agg) == "mean" ? 0.0 : v.front();
-            for (double x : v)
-              a = std::string(agg) == "mean" ? a + x / static_cast<double>(v.size())
-                                             : std::max(a, x);
+            // The aggregate's members: the original caption's score first (the identity
+            // variant, as the official code's scores[0]) unless excluded, then the variants'.
+            std::vector<double> members;
+            if (include_original) members.push_back(original[e].at(c, k));
+            members.insert(members.end(), v.begin(), v.end());
+            const bool mean = std::string(agg) == "mean";
+            double a = mean ? 0.0 : members.front();
+            for (double x : members)
+              a = mean ? a + x : std::max(a, x);
+            if (mean) a /= static_cast<double>(members.size());
             aug.s[pair_index(c, k)] = (1 - lambda) * original[e].at(c, k) + lambda * a;
           }
         }

@@ -374,7 +374,7 @@ class ClipScorer final : public Scorer {
     return d;
   }
   std::vector<PairScores> score(const Dataset& dataset) override {
-    ImageStore store = ImageStore::open(dataset.root);
+    ImageStore store = ImageStore::open(dataset.root, dataset.images);
     std::vector<std::string> image_names, captions;
     std::map<std::string, std::size_t> image_index, caption_index;
     for (const auto& ex : dataset.examples) {

@@ -46,6 +46,34 @@ void gemm(char ta, char tb, int m, int n, int k, const float* a, int lda, const 
 
 }  // namespace
 
+std::vector<bool> paper_split(const Dataset& dataset) {
+  // The 100 test ids of split_train_test.py in github.com/ajd12342/why-winoground-hard (the
+  // other 300 of ids 0-399 are its train_idxs).
+  static constexpr int kTestIds[] = {
+      12,  18,  36,  37,  38,  40,  42,  55,  56,  66,  67,  88,  89,  91,  92,  94,  96,
+      97,  99,  101, 102, 103, 111, 113, 115, 123, 124, 133, 136, 141, 144, 147, 150, 152,
+      153, 162, 168, 169, 171, 172, 178, 181, 187, 189, 190, 194, 198, 202, 211, 214, 215,
+      216, 218, 219, 220, 223, 232, 238, 241, 254, 257, 262, 265, 275, 283, 284, 287, 293,
+      299, 303, 318, 319, 322, 323, 338, 345, 347, 348, 349, 350, 351, 355, 359, 364, 365,
+      368, 372, 373, 375, 377, 379, 380, 381, 383, 387, 388, 389, 392, 393, 398};
+  constexpr std::size_t kItems = 400;
+  if (dataset.examples.size() != kItems) {
+    throw UsageError("the paper's probe split lists Winoground's 400 ids; this dataset has " +
+                         std::to_string(dataset.examples.size()) + " examples",
+                     "drop --paper-split to draw a stratified split");
+  }
+  std::vector<bool> train(kItems, true);
+  for (int id : kTestIds) {
+    const auto index = dataset.find(std::to_string(id));
+    if (!index) {
+      throw UsageError("the paper's probe split needs Winoground id " + std::to_string(id) +
+                       ", which this dataset lacks");
+    }
+    train[*index] = false;
+  }
+  return train;
+}
+
 std::vector<bool> stratified_split(const Dataset& dataset, double train_share, std::uint64_t seed) {
   if (!(train_share > 0 && train_share < 1)) {
     throw UsageError("the train share must be between 0 and 1 (exclusive)");
@@ -92,6 +120,30 @@ ProbeData probe_data(ProbeTask task, const ProbeLayer& layer, const ProbeEmbeddi
   switch (task) {
     case ProbeTask::PairText:
     case ProbeTask::PairImage: {
+      if (!layer.pairs.empty()) {
+        // Joint per-pair states: the two pairs' vectors, with the same draws as below.
+        const auto dp = static_cast<std::size_t>(layer.pair_dim);
+        auto pair = [&](std::size_t i, std::size_t c, std::size_t k) {
+          return &layer.pairs[(4 * i + 2 * c + k) * dp];
+        };
+        d.inputs = 2 * layer.pair_dim;
+        for (std::size_t i = 0; i < examples; ++i) {
+          for (std::size_t j = 0; j < 2; ++j) {
+            const bool correct_first = (rng.next() >> 63) != 0;
+            const std::size_t first = correct_first ? j : 1 - j, second = 1 - first;
+            if (task == ProbeTask::PairText) {  // image j with caption `first`, then `second`
+              append(d.x, pair(i, first, j), layer.pair_dim);
+              append(d.x, pair(i, second, j), layer.pair_dim);
+            } else {  // caption j with image `first`, then `second`
+              append(d.x, pair(i, j, first), layer.pair_dim);
+              append(d.x, pair(i, j, second), layer.pair_dim);
+            }
+            d.y.push_back(correct_first ? 1.0f : 0.0f);
+            d.item.push_back(i);
+          }
+        }
+        break;
+      }
       d.inputs = 2 * (di + dt);
       for (std::size_t i = 0; i < examples; ++i) {
         for (std::size_t j = 0; j < 2; ++j) {
@@ -332,7 +384,9 @@ ProbeResult run_mlp_probe(ProbeTask task, const Dataset& dataset, const ProbeLay
   };
   std::vector<SeedData> per_seed;
   for (std::uint64_t seed : options.seeds) {
-    const std::vector<bool> in_train = stratified_split(dataset, options.train_share, seed);
+    const std::vector<bool> in_train = options.paper_split
+                                           ? paper_split(dataset)
+                                           : stratified_split(dataset, options.train_share, seed);
     SeedData sd;
     sd.data = probe_data(task, layer, embeddings, n, seed);
     std::vector<std::size_t> items(n);

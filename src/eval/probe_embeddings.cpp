@@ -17,8 +17,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kTensorNames[] = {"image_embeds", "text_embeds", "image_hidden_cls",
-                                        "text_hidden_eot"};
+constexpr const char* kTensorNames[] = {"image_embeds",     "text_embeds",       "image_hidden_cls",
+                                        "text_hidden_eot",  "image_hidden_mean", "image_hidden_max",
+                                        "text_hidden_mean", "text_hidden_max",   "pair_embeds",
+                                        "pair_hidden"};
 
 std::vector<std::string> ids_from_metadata(const SafeTensors& st, const std::string& key,
                                            const std::string& file) {
@@ -88,6 +90,7 @@ EmbeddingTable load_embedding_table(const fs::path& path) {
     }
     t.image_ids = ids_from_file(path / "image_ids.txt");
     t.text_ids = ids_from_file(path / "text_ids.txt");
+    t.pair_ids = ids_from_file(path / "pair_ids.txt");
   } else {
     if (!fs::exists(path)) throw IoError(path.string() + ": no such file or folder");
     SafeTensors st = SafeTensors::open(path);
@@ -96,19 +99,112 @@ EmbeddingTable load_embedding_table(const fs::path& path) {
     }
     t.image_ids = ids_from_metadata(st, "image_ids", t.source);
     t.text_ids = ids_from_metadata(st, "text_ids", t.source);
+    t.pair_ids = ids_from_metadata(st, "pair_ids", t.source);
   }
   if (t.tensors.empty()) {
     throw InputError({t.source, 0, ""},
-                     "holds none of image_embeds, text_embeds, image_hidden_cls, text_hidden_eot");
+                     "holds none of image_embeds, text_embeds, image_hidden_cls, text_hidden_eot, "
+                     "pair_embeds, pair_hidden");
   }
   check_rows(t, "image_embeds", t.image_ids.size(), "image ids");
   check_rows(t, "image_hidden_cls", t.image_ids.size(), "image ids");
   check_rows(t, "text_embeds", t.text_ids.size(), "text ids");
   check_rows(t, "text_hidden_eot", t.text_ids.size(), "text ids");
+  check_rows(t, "pair_embeds", t.pair_ids.size(), "pair ids");
+  check_rows(t, "pair_hidden", t.pair_ids.size(), "pair ids");
+  check_rows(t, "image_hidden_mean", t.image_ids.size(), "image ids");
+  check_rows(t, "image_hidden_max", t.image_ids.size(), "image ids");
+  check_rows(t, "text_hidden_mean", t.text_ids.size(), "text ids");
+  check_rows(t, "text_hidden_max", t.text_ids.size(), "text ids");
   return t;
 }
 
-ProbeEmbeddings probe_embeddings(const Dataset& dataset, const EmbeddingTable& table) {
+const char* to_string(ProbePooling pooling) {
+  switch (pooling) {
+    case ProbePooling::Mean:
+      return "mean";
+    case ProbePooling::Max:
+      return "max";
+    default:
+      return "cls";
+  }
+}
+
+std::pair<std::string, std::string> pooled_tensor_names(ProbePooling pooling) {
+  switch (pooling) {
+    case ProbePooling::Mean:
+      return {"image_hidden_mean", "text_hidden_mean"};
+    case ProbePooling::Max:
+      return {"image_hidden_max", "text_hidden_max"};
+    default:
+      return {"image_hidden_cls", "text_hidden_eot"};
+  }
+}
+
+namespace {
+
+// The dataset's joint pair rows (4 per example) into each layer of the same name: "final" from
+// pair_embeds, "l" from pair_hidden[l]; layers that only pairs have are added.
+void attach_pairs(const Dataset& dataset, const EmbeddingTable& table, ProbeEmbeddings& out) {
+  const auto pe = table.tensors.find("pair_embeds");
+  const auto ph = table.tensors.find("pair_hidden");
+  if (pe == table.tensors.end() && ph == table.tensors.end()) return;
+  std::unordered_map<std::string, std::size_t> pair_row;
+  for (std::size_t r = 0; r < table.pair_ids.size(); ++r)
+    pair_row.emplace(table.pair_ids[r], r);
+  std::vector<std::size_t> rows;
+  for (const Example& ex : dataset.examples) {
+    for (int c = 0; c < 2; ++c) {
+      for (int k = 0; k < 2; ++k) {
+        const std::string id = ex.id + "_c" + std::to_string(c) + "_i" + std::to_string(k);
+        const auto it = pair_row.find(id);
+        if (it == pair_row.end()) {
+          throw InputError({table.source, 0, "pair_ids"},
+                           "no row for pair '" + id + "' (ids are <example id>_c<k>_i<j>)");
+        }
+        rows.push_back(it->second);
+      }
+    }
+  }
+  auto layer_named = [&](const std::string& name) -> ProbeLayer& {
+    for (auto& l : out.layers)
+      if (l.name == name) return l;
+    ProbeLayer l;
+    l.name = name;
+    out.layers.push_back(std::move(l));
+    return out.layers.back();
+  };
+  auto fill = [&](ProbeLayer& l, const float* m, std::size_t d) {
+    l.pair_dim = static_cast<int>(d);
+    l.pairs.clear();
+    for (std::size_t r : rows)
+      l.pairs.insert(l.pairs.end(), m + r * d, m + (r + 1) * d);
+  };
+  if (ph != table.tensors.end()) {
+    const auto layers = static_cast<std::size_t>(ph->second.shape[0]);
+    const auto w = static_cast<std::size_t>(ph->second.shape[2]);
+    for (std::size_t l = 0; l < layers; ++l)
+      fill(layer_named(std::to_string(l)), &ph->second.values[l * table.pair_ids.size() * w], w);
+  }
+  if (pe != table.tensors.end()) {
+    fill(layer_named("final"), pe->second.values.data(),
+         static_cast<std::size_t>(pe->second.shape[1]));
+  }
+}
+
+}  // namespace
+
+ProbeEmbeddings probe_embeddings(const Dataset& dataset, const EmbeddingTable& table,
+                                 ProbePooling pooling) {
+  if (table.image_ids.empty() && table.text_ids.empty() && !table.pair_ids.empty()) {
+    ProbeEmbeddings pairs_only;  // joint per-pair embeddings alone: the pair probes only
+    attach_pairs(dataset, table, pairs_only);
+    if (pairs_only.layers.empty()) {
+      throw InputError({table.source, 0, ""}, "pair_ids without pair_embeds or pair_hidden");
+    }
+    pairs_only.vision_layer_note = "joint per-pair embeddings";
+    return pairs_only;
+  }
   std::unordered_map<std::string, std::size_t> image_row, text_row;
   for (std::size_t r = 0; r < table.image_ids.size(); ++r)
     image_row.emplace(table.image_ids[r], r);
@@ -165,8 +261,15 @@ ProbeEmbeddings probe_embeddings(const Dataset& dataset, const EmbeddingTable& t
       l.variants.insert(l.variants.end(), txt + r * dt, txt + (r + 1) * dt);
     return l;
   };
-  const auto hi = table.tensors.find("image_hidden_cls");
-  const auto ht = table.tensors.find("text_hidden_eot");
+  const auto [image_name, text_name] = pooled_tensor_names(pooling);
+  const auto hi = table.tensors.find(image_name);
+  const auto ht = table.tensors.find(text_name);
+  if (pooling != ProbePooling::Token && (hi == table.tensors.end() || ht == table.tensors.end())) {
+    throw InputError({table.source, 0, hi == table.tensors.end() ? image_name : text_name},
+                     std::string("no ") + to_string(pooling) + "-pooled states (" + image_name +
+                         " and " + text_name + ")",
+                     "`winokit embed --hidden-states` writes them");
+  }
   if (hi != table.tensors.end() && ht != table.tensors.end()) {
     const auto lv = static_cast<int>(hi->second.shape[0]) - 1;
     const auto lt = static_cast<int>(ht->second.shape[0]) - 1;
@@ -197,6 +300,7 @@ ProbeEmbeddings probe_embeddings(const Dataset& dataset, const EmbeddingTable& t
                      "needs image_embeds and text_embeds, or image_hidden_cls and "
                      "text_hidden_eot");
   }
+  attach_pairs(dataset, table, out);
   return out;
 }
 

@@ -973,6 +973,14 @@ std::string export_game_csv(Database& db, double min_solvable) {
     std::snprintf(buf, sizeof buf, "%.2f", v);
     return std::string(buf);
   };
+  // The published scales: score_fool_the_ai on 0-100, solvers' Jaccard mean and std on 0-1 (the
+  // rounds store them as percentages).
+  constexpr double kPercent = 100.0;
+  auto num4 = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4f", v);
+    return std::string(buf);
+  };
   for (const auto& r : db.query(
            "SELECT id, candidates, cue, associations, fool_score, solvable_score, solvable_std "
            "FROM rounds WHERE state = 'complete' AND hidden = 0 AND removed = 0 AND "
@@ -982,8 +990,8 @@ std::string export_game_csv(Database& db, double min_solvable) {
     const auto associations = as_strings(db_text(r[3]));
     out << csv_escape(json(candidates).dump()) << ',' << csv_escape(db_text(r[2])) << ','
         << csv_escape(json(associations).dump()) << ',' << num(db_real(r[4])) << ','
-        << associations.size() << ',' << candidates.size() << ',' << num(db_real(r[5])) << ','
-        << num(db_real(r[6])) << ',' << db_int(r[0]) << '\n';
+        << associations.size() << ',' << candidates.size() << ',' << num4(db_real(r[5]) / kPercent)
+        << ',' << num4(db_real(r[6]) / kPercent) << ',' << db_int(r[0]) << '\n';
   }
   return out.str();
 }

@@ -6,7 +6,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <set>
+#include <sstream>
+#include <vector>
 
 #include "winokit/error.hpp"
 
@@ -142,8 +145,23 @@ void check_target(const fs::path& target) {
   if (::stat(dir.c_str(), &st) != 0) {
     const int err = errno;
     if (err == ENOENT) {
-      throw IoError(target.string() + ": cannot write: directory " + dir.string() +
-                    " does not exist");
+      // Missing output folders are created at commit: the nearest existing one must be a
+      // writable folder.
+      fs::path up = dir;
+      while (!up.empty() && up != up.parent_path() && ::stat(up.c_str(), &st) != 0 &&
+             errno == ENOENT) {
+        up = up.parent_path();
+      }
+      if (up.empty()) up = ".";
+      if (::stat(up.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        throw IoError(target.string() + ": cannot write: " + up.string() +
+                      " is not a directory");
+      }
+      if (::access(up.c_str(), W_OK | X_OK) != 0) {
+        throw IoError(target.string() + ": cannot write: directory " + up.string() + ": " +
+                      reason(errno));
+      }
+      return;
     }
     throw IoError(target.string() + ": cannot write: directory " + dir.string() + ": " +
                   reason(err));
@@ -158,6 +176,31 @@ void check_target(const fs::path& target) {
   if (::stat(target.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     throw IoError(target.string() + ": cannot write: it is a directory",
                   "name a file, not a folder");
+  }
+}
+
+// Creates the missing folders above `target` (output folders are made when missing) and returns
+// the ones it made, outermost first, so a failed write can remove them again.
+std::vector<fs::path> make_parent_folders(const fs::path& target) {
+  std::vector<fs::path> made;
+  for (fs::path dir = target.parent_path(); !dir.empty() && !fs::exists(dir);
+       dir = dir.parent_path()) {
+    made.insert(made.begin(), dir);
+  }
+  for (const auto& dir : made) {
+    std::error_code ec;
+    if (!fs::create_directory(dir, ec) && ec) {
+      throw IoError(target.string() + ": cannot create folder " + dir.string() + ": " +
+                    ec.message());
+    }
+  }
+  return made;
+}
+
+void remove_folders(const std::vector<fs::path>& made) {
+  for (auto it = made.rbegin(); it != made.rend(); ++it) {
+    std::error_code ec;
+    fs::remove(*it, ec);  // only when empty
   }
 }
 
@@ -193,7 +236,13 @@ void write_temporary(const fs::path& tmp, const fs::path& target, const std::str
 
 void write_file_atomic(const fs::path& path, const std::string& content, bool durable) {
   const fs::path tmp = temporary_for(path);
-  write_temporary(tmp, path, content, durable);
+  const auto made = make_parent_folders(path);
+  try {
+    write_temporary(tmp, path, content, durable);
+  } catch (...) {
+    remove_folders(made);
+    throw;
+  }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int saved = errno;
     ::unlink(tmp.c_str());
@@ -220,8 +269,11 @@ void OutputSet::commit() {
   }
   // 2. Every temporary file.
   std::vector<fs::path> temporaries;
+  std::vector<fs::path> made;
   try {
     for (const auto& [target, content] : files_) {
+      const auto folders = make_parent_folders(target);
+      made.insert(made.end(), folders.begin(), folders.end());
       fs::path tmp = temporary_for(target);
       write_temporary(tmp, target, content);
       temporaries.push_back(tmp);
@@ -229,6 +281,7 @@ void OutputSet::commit() {
   } catch (...) {
     for (const auto& tmp : temporaries)
       ::unlink(tmp.c_str());
+    remove_folders(made);
     throw;
   }
   // 3. The renames, each replaced file kept as a hard link until all have succeeded.

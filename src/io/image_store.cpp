@@ -108,16 +108,22 @@ ImageStore::ImageStore(ImageStore&&) noexcept = default;
 ImageStore& ImageStore::operator=(ImageStore&&) noexcept = default;
 ImageStore::~ImageStore() = default;
 
-ImageStore ImageStore::open(const fs::path& root) {
+ImageStore ImageStore::open(const fs::path& root, const fs::path& images) {
   ImageStore store;
   store.root_ = root;
   store.zip_mutex_ = std::make_unique<std::mutex>();
-  if (fs::is_directory(status_of(root / "images"))) {
-    store.dir_ = root / "images";
+  if (!images.empty() && !fs::exists(status_of(images))) {
+    throw IoError(images.string() + ": no such image folder or zip",
+                  "--images takes a folder of images or a .zip of them");
+  }
+  const fs::path dir = images.empty() ? root / "images" : images;
+  if (fs::is_directory(status_of(dir))) {
+    store.dir_ = dir;
     return store;
   }
-  if (fs::is_regular_file(status_of(root / "images.zip"))) {
-    store.zip_path_ = root / "images.zip";
+  const fs::path zip = images.empty() ? root / "images.zip" : images;
+  if (fs::is_regular_file(status_of(zip))) {
+    store.zip_path_ = zip;
     int err = 0;
     zip_t* archive = zip_open(store.zip_path_.c_str(), ZIP_RDONLY, &err);
     if (archive == nullptr) {
@@ -170,7 +176,7 @@ ImageBytes ImageStore::read(const std::string& requested) const {
     }
     throw IoError("image '" + name + "': not found (looked for " + name +
                       ".png/.jpg/.jpeg/.webp in " + dir_.string() + ")",
-                  "check the dataset directory passed with --data");
+                  "check the dataset directory passed with --data, or pass --images DIR|ZIP");
   }
   if (zip_) {
     auto it = zip_->by_stem.find(name);
@@ -200,9 +206,11 @@ ImageBytes ImageStore::read(const std::string& requested) const {
     out.format = sniff_image_format(out.bytes);
     return out;
   }
-  throw IoError("image '" + name + "': the dataset has no images (no images/ folder or " +
-                    "images.zip in " + root_.string() + ")",
-                "images are needed only to score with a model; a scores file needs none");
+  throw IoError(
+      "image '" + name + "': the dataset has no images (no images/ folder or " + "images.zip in " +
+          root_.string() + ")",
+      "pass --images DIR|ZIP when they lie elsewhere; images are needed only to score with a "
+      "model, a scores file needs none");
 }
 
 }  // namespace winokit

@@ -10,7 +10,7 @@ namespace {
 constexpr const char* kHeader =
     "breakdown,group,n,metric,percent,correct,chance_percent,fold_t_low,fold_t_high,"
     "bootstrap_percentile_low,bootstrap_percentile_high,bootstrap_bca_low,bootstrap_bca_high,"
-    "p_vs_chance,above_chance\n";
+    "p_vs_chance,above_chance_paper,significant_vs_chance\n";
 
 std::string num(double proportion) {
   return std::isfinite(proportion) ? percent(proportion, 4) : "";
@@ -26,8 +26,8 @@ void group_rows(std::ostringstream& out, const std::string& breakdown, const Gro
         << ',' << (s.fold_t ? num(s.fold_t->ci.low) : "") << ','
         << (s.fold_t ? num(s.fold_t->ci.high) : "") << ',' << num(s.bootstrap_percentile.low) << ','
         << num(s.bootstrap_percentile.high) << ',' << num(s.bootstrap_bca.low) << ','
-        << num(s.bootstrap_bca.high) << ',' << p << ',' << (s.above_chance ? "true" : "false")
-        << '\n';
+        << num(s.bootstrap_bca.high) << ',' << p << ',' << (s.above_chance_paper ? "true" : "false")
+        << ',' << (s.above_chance ? "true" : "false") << '\n';
   }
 }
 

@@ -44,13 +44,15 @@ std::string group_table(const std::vector<GroupStats>& groups) {
     std::snprintf(p, sizeof p, "%.3g", g.metrics[kGroup].p_vs_chance);
     t << "<tr><td>" << html_escape(g.name) << "</td><td>" << g.n << "</td>";
     for (std::size_t m = 0; m < kMetricCount; ++m) {
-      t << "<td>" << percent(g.metrics[m].value) << (g.metrics[m].above_chance ? " *" : "")
-        << "</td>";
+      t << "<td>" << (g.metrics[m].above_chance_paper ? "<b>" : "") << percent(g.metrics[m].value)
+        << (g.metrics[m].above_chance_paper ? "</b>" : "")
+        << (g.metrics[m].above_chance ? " *" : "") << "</td>";
     }
     t << "<td>" << interval_text(g.metrics[kGroup].bootstrap_percentile) << "</td><td>" << p
       << "</td></tr>";
   }
-  t << "</table><p class=\"note\">* above chance (exact one-sided binomial test)</p>";
+  t << "</table><p class=\"note\">bold: &gt; chance (paper: strictly above 25% text and image, "
+       "16.67% group); *: significant (exact one-sided binomial test against chance)</p>";
   return t.str();
 }
 

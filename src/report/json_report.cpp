@@ -35,7 +35,8 @@ json metric_json(const MetricStats& s, std::size_t m, std::size_t n, const EvalO
             {"bootstrap_percentile", interval_json(s.bootstrap_percentile, "bootstrap percentile")},
             {"bootstrap_bca", interval_json(s.bootstrap_bca, "bootstrap BCa")}}},
           {"p_vs_chance", s.p_vs_chance},
-          {"above_chance", s.above_chance}};
+          {"above_chance_paper", s.above_chance_paper},
+          {"significant_vs_chance", s.above_chance}};
 }
 
 json group_json(const GroupStats& g, const EvalOptions& o) {

@@ -24,12 +24,19 @@ std::string r_text(double r) {
   return buf;
 }
 
-std::string above_list(const GroupStats& g) {
+std::string above_list(const GroupStats& g, bool paper) {
   std::string out;
   for (std::size_t m = 0; m < kMetricCount; ++m) {
-    if (g.metrics[m].above_chance) out += (out.empty() ? "" : ", ") + std::string(kMetricNames[m]);
+    const bool above = paper ? g.metrics[m].above_chance_paper : g.metrics[m].above_chance;
+    if (above) out += (out.empty() ? "" : ", ") + std::string(kMetricNames[m]);
   }
   return out.empty() ? "-" : out;
+}
+
+std::string alpha_text(double alpha) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", alpha);
+  return buf;
 }
 
 std::string ties_sentence(const TieCounts& t) {
@@ -55,14 +62,17 @@ std::string markdown_report(const EvalResult& r, const ReportContext& ctx) {
   const int level = static_cast<int>(r.options.confidence * 100 + 0.5);
   md << "### Intervals (" << level << "%) and tests against chance\n\n";
   md << "| Metric | Score | t over " << r.options.folds
-     << " folds (paper) | Bootstrap percentile | Bootstrap BCa | p vs chance | Above chance |\n";
-  md << "|---|---:|---:|---:|---:|---:|---|\n";
+     << " folds (paper) | Bootstrap percentile | Bootstrap BCa | p vs chance | > chance (paper) | "
+        "significant (binomial p < "
+     << alpha_text(r.options.alpha) << ") |\n";
+  md << "|---|---:|---:|---:|---:|---:|---|---|\n";
   for (std::size_t m = 0; m < kMetricCount; ++m) {
     const auto& s = o.metrics[m];
     md << "| " << kMetricNames[m] << " | " << percent(s.value) << " | "
        << (s.fold_t ? interval_text(s.fold_t->ci) : "n/a") << " | "
        << interval_text(s.bootstrap_percentile) << " | " << interval_text(s.bootstrap_bca) << " | "
-       << p_text(s.p_vs_chance) << " | " << (s.above_chance ? "yes" : "no") << " |\n";
+       << p_text(s.p_vs_chance) << " | " << (s.above_chance_paper ? "yes" : "no") << " | "
+       << (s.above_chance ? "yes" : "no") << " |\n";
   }
   md << "\nMethods: " << fold_method_text(r.options) << "; " << bootstrap_method_text(r.options)
      << "; " << chance_test_text(r.options) << ".\n";
@@ -70,11 +80,12 @@ std::string markdown_report(const EvalResult& r, const ReportContext& ctx) {
   for (const auto& b : r.breakdowns) {
     md << "\n### " << b.title << "\n\n"
        << "Grouping: " << b.note << ".\n\n";
-    md << "| Group | N | Text | Image | Group | Above chance |\n|---|---:|---:|---:|---:|---|\n";
+    md << "| Group | N | Text | Image | Group | > chance (paper) | significant (binomial p < "
+       << alpha_text(r.options.alpha) << ") |\n|---|---:|---:|---:|---:|---|---|\n";
     for (const auto& g : b.groups) {
       md << "| " << g.name << " | " << g.n << " | " << percent(g.metrics[kText].value) << " | "
          << percent(g.metrics[kImage].value) << " | " << percent(g.metrics[kGroup].value) << " | "
-         << above_list(g) << " |\n";
+         << above_list(g, true) << " | " << above_list(g, false) << " |\n";
     }
   }
 

@@ -1,6 +1,8 @@
 #include "winokit/winogavil_report.hpp"
 
 #include <cmath>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "winokit/report.hpp"
@@ -19,17 +21,43 @@ std::string chance_definition() {
          "candidates (hypergeometric), per instance, averaged";
 }
 
+std::string paper_chance_note() {
+  return "Paper's chance: the random-chance figures the WinoGAViL paper quotes per candidate "
+         "count (38/34/24/17 for 5/6/10/12). They differ from the exact expectation because it "
+         "weights each instance by its own k, while the quoted figures are consistent with "
+         "averaging over the possible k uniformly (k = 2, 3 for 5 candidates gives 38.0; "
+         "k = 2-5 for 10 gives 24.1)";
+}
+
+std::string solvers_note() {
+  return "Solvers in the file: the mean of the file's solvers_jaccard_mean, the game's own "
+         "solvers; the published instances were kept only when that score was >= 80, so it is "
+         "inflated by the selection and is not the paper's human performance (new annotators on "
+         "a sample: see the published reference values)";
+}
+
 namespace {
 
 std::string pct1(double p) {
   return percent(p, 1);
 }
 
-std::string row(const AssociationGroup& g) {
+std::optional<int> group_paper_chance(const std::string& name) {
+  for (int n : {5, 6, 10, 12}) {
+    if (name == std::to_string(n)) return paper_random_chance_percent(n);
+  }
+  return std::nullopt;
+}
+
+std::string row(const AssociationGroup& g, bool paper_chance) {
   std::ostringstream s;
   s << "| " << g.name << " | " << g.n << " | " << pct1(g.mean) << " | " << truncated_percent(g.mean)
-    << " | " << interval_text(g.interval, 1) << " | " << pct1(g.chance) << " | "
-    << (g.human ? pct1(*g.human) : std::string("-"));
+    << " | " << interval_text(g.interval, 1) << " | " << pct1(g.chance) << " | ";
+  if (paper_chance) {
+    auto p = group_paper_chance(g.name);
+    s << (p ? std::to_string(*p) : std::string("-")) << " | ";
+  }
+  s << (g.human ? pct1(*g.human) : std::string("-"));
   if (g.recall) s << " | " << pct1(*g.recall);
   s << " |\n";
   return s.str();
@@ -45,8 +73,9 @@ json group_json(const AssociationGroup& g) {
               {"high", g.interval.high * 100},
               {"method", "seeded bootstrap percentile"}}},
             {"chance_percent", g.chance * 100},
-            {"human_percent", g.human ? json(*g.human * 100) : json(nullptr)},
-            {"human_n", g.human_n}};
+            {"solvers_in_file_percent", g.human ? json(*g.human * 100) : json(nullptr)},
+            {"solvers_in_file_n", g.human_n}};
+  if (auto p = group_paper_chance(g.name)) j["paper_chance_percent"] = *p;
   if (g.recall) j["recall_percent"] = *g.recall * 100;
   return j;
 }
@@ -57,24 +86,63 @@ std::string markdown_associations(const AssociationResult& r, const std::string&
   std::ostringstream md;
   const int level = static_cast<int>(r.options.confidence * 100 + 0.5);
   const std::string head = "| Group | N | " + model + " (%) | truncated | " +
-                           std::to_string(level) + "% bootstrap | Random chance (%) | Humans (%) |";
+                           std::to_string(level) + "% bootstrap | Random chance, exact (%) |";
+  const std::string tail = " Solvers in the file (%) |";
   md << "## WinoGAViL: " << model << " (N = " << r.overall.n << ")\n\n"
-     << head << "\n|---|---:|---:|---:|---:|---:|---:|\n"
-     << row(r.overall);
+     << head << tail << "\n|---|---:|---:|---:|---:|---:|---:|\n"
+     << row(r.overall, false);
   for (const auto& b : r.breakdowns) {
     const bool types = b.key == "association_type";
+    const bool candidates = b.key == "candidates";
     md << "\n### " << b.title << "\n\nGrouping: " << b.note << ".\n\n"
-       << head << (types ? " Recall (%) |" : "") << "\n|---|---:|---:|---:|---:|---:|---:|"
-       << (types ? "---:|" : "") << "\n";
+       << head << (candidates ? " Paper's chance (%) |" : "") << tail
+       << (types ? " Recall (%) |" : "") << "\n|---|---:|---:|---:|---:|---:|---:|"
+       << (candidates ? "---:|" : "") << (types ? "---:|" : "") << "\n";
     for (const auto& g : b.groups)
-      md << row(g);
+      md << row(g, candidates);
   }
+  if (!r.cross.empty()) {
+    std::set<int> ks;
+    for (const auto& c : r.cross)
+      ks.insert(c.k);
+    md << "\n### Candidates x associations (Table 10)\n\nMean Jaccard (%) of " << model
+       << " with N in parentheses, by number of candidates (rows) and of associations k "
+          "(columns).\n\n| Candidates |";
+    for (int k : ks)
+      md << " k = " << k << " |";
+    md << "\n|---|";
+    for (std::size_t i = 0; i < ks.size(); ++i)
+      md << "---:|";
+    md << "\n";
+    int current = -1;
+    std::map<int, std::string> line;
+    auto flush = [&] {
+      if (current < 0) return;
+      md << "| " << current << " |";
+      for (int k : ks) {
+        auto it = line.find(k);
+        md << " " << (it == line.end() ? std::string("-") : it->second) << " |";
+      }
+      md << "\n";
+      line.clear();
+    };
+    for (const auto& c : r.cross) {
+      if (c.candidates != current) {
+        flush();
+        current = c.candidates;
+      }
+      line[c.k] = pct1(c.mean) + " (" + std::to_string(c.n) + ")";
+    }
+    flush();
+  }
+  md << "\n### Published reference values\n\n| What | Value | Source |\n|---|---|---|\n";
+  for (const auto& p : winogavil_published_references())
+    md << "| " << p.what << " | " << p.value << " | " << p.source << " |\n";
   md << "\nMean Jaccard index between the selected and the gold associations, as a percentage; "
-        "truncated: the integer part, as the published tables print it. Humans: the file's "
-        "solvers_jaccard_mean. "
-     << chance_definition() << ". Intervals: seeded bootstrap over instances ("
-     << r.options.bootstrap_resamples << " resamples, seed " << r.options.seed
-     << ", percentile).\n";
+        "truncated: the integer part, as the published tables print it. "
+     << solvers_note() << ". " << chance_definition() << ". " << paper_chance_note()
+     << ". Intervals: seeded bootstrap over instances (" << r.options.bootstrap_resamples
+     << " resamples, seed " << r.options.seed << ", percentile).\n";
   return md.str();
 }
 
@@ -88,24 +156,40 @@ json json_associations(const AssociationResult& r, const std::string& model,
     breakdowns.push_back(
         {{"key", b.key}, {"title", b.title}, {"grouping", b.note}, {"groups", groups}});
   }
+  json cross = json::array();
+  for (const auto& c : r.cross) {
+    cross.push_back({{"candidates", c.candidates},
+                     {"k", c.k},
+                     {"n", c.n},
+                     {"mean_jaccard_percent", c.mean * 100},
+                     {"chance_percent", c.chance * 100}});
+  }
+  json refs = json::array();
+  for (const auto& p : winogavil_published_references())
+    refs.push_back({{"what", p.what}, {"value", p.value}, {"source", p.source}});
   return {{"model", model},
           {"provenance", provenance},
           {"methods",
            {{"metric", "mean Jaccard index, percent"},
             {"chance", chance_definition()},
+            {"paper_chance", paper_chance_note()},
+            {"solvers_in_file", solvers_note()},
             {"interval", "seeded bootstrap over instances, percentile"}}},
           {"overall", group_json(r.overall)},
-          {"breakdowns", breakdowns}};
+          {"breakdowns", breakdowns},
+          {"candidates_by_k", cross},
+          {"published_references", refs}};
 }
 
 std::string csv_associations(const AssociationResult& r) {
   std::ostringstream out;
   out << "breakdown,group,n,mean_jaccard_percent,truncated_percent,bootstrap_low,bootstrap_high,"
-         "chance_percent,human_percent,recall_percent\n";
+         "chance_percent,paper_chance_percent,solvers_in_file_percent,recall_percent\n";
   auto line = [&](const std::string& key, const AssociationGroup& g) {
     out << csv_escape(key) << ',' << csv_escape(g.name) << ',' << g.n << ',' << percent(g.mean, 4)
         << ',' << truncated_percent(g.mean) << ',' << percent(g.interval.low, 4) << ','
         << percent(g.interval.high, 4) << ',' << percent(g.chance, 4) << ','
+        << (group_paper_chance(g.name) ? std::to_string(*group_paper_chance(g.name)) : "") << ','
         << (g.human ? percent(*g.human, 4) : "") << ',' << (g.recall ? percent(*g.recall, 4) : "")
         << '\n';
   };
@@ -142,7 +226,7 @@ std::string html_associations(const AssociationResult& r, const std::string& mod
         << kLabel + kWidth * g.chance << "\" y1=\"" << y << "\" y2=\"" << y + kBarHeight << "\"/>";
     }
     b << "</svg><table><tr><th>Group</th><th>N</th><th>Mean Jaccard</th><th>Interval</th>"
-         "<th>Chance</th><th>Humans</th></tr>";
+         "<th>Chance (exact)</th><th>Solvers in the file</th></tr>";
     for (const auto& g : groups) {
       b << "<tr><td>" << html_escape(g.name) << "</td><td>" << g.n << "</td><td>" << pct1(g.mean)
         << "</td><td>" << interval_text(g.interval, 1) << "</td><td>" << pct1(g.chance)
@@ -153,6 +237,23 @@ std::string html_associations(const AssociationResult& r, const std::string& mod
   table("Overall", {r.overall});
   for (const auto& bd : r.breakdowns)
     table(bd.title, bd.groups);
+  if (!r.cross.empty()) {
+    b << "<h2>Candidates x associations (Table 10)</h2><table><tr><th>Candidates</th><th>k</th>"
+         "<th>N</th><th>Mean Jaccard</th><th>Chance (exact)</th></tr>";
+    for (const auto& c : r.cross) {
+      b << "<tr><td>" << c.candidates << "</td><td>" << c.k << "</td><td>" << c.n << "</td><td>"
+        << pct1(c.mean) << "</td><td>" << pct1(c.chance) << "</td></tr>";
+    }
+    b << "</table>";
+  }
+  b << "<h2>Published reference values</h2><table><tr><th>What</th><th>Value</th><th>Source</th>"
+       "</tr>";
+  for (const auto& p : winogavil_published_references()) {
+    b << "<tr><td>" << html_escape(p.what) << "</td><td>" << html_escape(p.value) << "</td><td>"
+      << html_escape(p.source) << "</td></tr>";
+  }
+  b << "</table><p>" << html_escape(solvers_note()) << ".</p><p>"
+    << html_escape(paper_chance_note()) << ".</p>";
   b << "<p>" << html_escape(chance_definition()) << " (dashed lines).</p><h2>Provenance</h2><pre>"
     << html_escape(provenance.dump(2)) << "</pre></body></html>\n";
   return b.str();

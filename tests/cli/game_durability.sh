@@ -52,8 +52,9 @@ kill "$PID"; wait "$PID" 2>/dev/null; PID=
 "$WINOKIT" game export --db game.db --min-solvable 0 --out export.csv 2>/dev/null
 complete=$(($(wc -l < export.csv) - 1))
 if [ "$complete" -gt 0 ] && "$WINOKIT" winogavil --data export.csv --images syn/images "${MODEL[@]}" \
-     --bootstrap 10 --cache-dir cache > eval.md 2>&1 && grep -q "| All | $complete |" eval.md; then
-  echo "ok   - $complete exported associations evaluate with winokit winogavil"
+     --bootstrap 10 --cache-dir cache > eval.md 2>&1 && grep -q "| All | $complete |" eval.md &&
+   awk -F'|' '$2 ~ /^ All $/ { s = $(NF-1) + 0; ok = (s >= 0 && s <= 100) } END { exit !ok }' eval.md; then
+  echo "ok   - $complete exported associations evaluate with winokit winogavil (solvers' score in 0-100%)"
 else
   echo "FAIL - export evaluation"; cat eval.md; exit 1
 fi

@@ -4,6 +4,7 @@
 set -u
 WINOKIT=$(realpath "${1:?usage: run_cli_tests.sh PATH/TO/winokit [SHARED_DIR]}")
 SHARED=$( [ -n "${2:-}" ] && realpath "$2" 2>/dev/null || echo "")
+FIXTURES=$(realpath "$(dirname "$0")/../fixtures")
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK" || exit 1
@@ -100,7 +101,9 @@ mkdir -p realish && printf '{"id": 0, "caption_0": "a b", "caption_1": "b a", "i
 expect "oracle refuses real data" 2 "needs scene descriptions" -- "$WINOKIT" eval --data realish --scorer oracle
 printf '{"0": [], "777": ["X"]}' > badtags.json
 expect "bad tag set" 2 "badtags.json:1: field '777': unknown example id" -- "$WINOKIT" eval --data syn --scorer random --tags badtags.json
-expect "unwritable output" 3 "does not exist" -- "$WINOKIT" eval --data syn --scorer random --bootstrap 50 --json no/such/dir/r.json
+expect "missing output folders are created" 0 "" -- "$WINOKIT" eval --data syn --scorer random --bootstrap 50 --json no/such/dir/r.json --quiet
+[ -s no/such/dir/r.json ] && ok "output written in the created folder" || not_ok "output folder creation"
+expect "unwritable output" 3 "cannot" -- "$WINOKIT" eval --data syn --scorer random --bootstrap 50 --json syn/examples.jsonl/r.json
 expect "unknown flag" 2 "" -- "$WINOKIT" eval --data syn --bogus
 
 # --- in-process CLIP (golden tiny checkpoints from ../shared) ---
@@ -140,6 +143,11 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
   grep -q '"augmentation":"substitution"' variants.jsonl && ok "substitution variants written" || not_ok "substitution variants"
   expect "variants eval: S_aug table" 0 "Augmented \(best: (mean|max), lambda" -- "$WINOKIT" variants eval --data syn --variants variants.jsonl --model "$HFM" --json var.json
   grep -q '"lambda": 0.25' var.json && ok "variants json has every setting" || not_ok "variants json"
+  # Variants made elsewhere, in the official examples_augmented.jsonl layout (issue 12).
+  printf '%s\n' '{"id": 0, "caption_0": [{"type": "original", "name": "original", "variant": "a red triangle and a green circle"}, {"type": "paraphrasing", "name": "backtranslation", "variant": "a green circle and a red triangle"}], "caption_1": [{"type": "original", "name": "original", "variant": "a green triangle and a red circle"}, {"type": "rulebased", "name": "propbanksrlroles", "variant": "a red circle and a green triangle"}]}' > aug_official.jsonl
+  expect "variants eval imports the official augmented layout" 0 "### family:paraphrasing \(1 variants of 1 captions\)" -- "$WINOKIT" variants eval --data syn --variants aug_official.jsonl --model "$HFM"
+  expect "variants eval: the original is the identity variant by default" 0 "over the original caption T \(the identity variant" -- "$WINOKIT" variants eval --data syn --variants aug_official.jsonl --model "$HFM"
+  expect "variants eval --exclude-original" 0 "variants T_i of caption T only" -- "$WINOKIT" variants eval --data syn --variants aug_official.jsonl --model "$HFM" --exclude-original
 
   # --- probes: per-layer states from the model, or from an embeddings file ---
   expect "embed with variants" 0 "wrote 70 image and [0-9]+ text embeddings" -- "$WINOKIT" embed --model "$HFM" --data syn --variants variants.jsonl --hidden-states --out embvar.safetensors
@@ -147,9 +155,17 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
   expect "probe from the model" 0 "" -- "$WINOKIT" probe "${PROBE_ARGS[@]}" --model "$HFM" --name tiny --markdown p1.md --json p1.json --html p1.html
   grep -q "### Pair probe, text score" p1.md && grep -q "### Text-only probe" p1.md && grep -q "### Linear separability" p1.md && grep -qE "^\| final \| [0-9]+ / [0-9]+ \|" p1.md && ok "probe tables" || not_ok "probe tables" "$(cat p1.md)"
   grep -q '"control_test_percent"' p1.json && grep -q '<table>' p1.html && ok "probe json and html" || not_ok "probe json and html"
+  [ "$(grep -o '<svg role="img"' p1.html | wc -l)" -eq 4 ] && grep -q "SVM separability: share of items separated by layer" p1.html && ok "probe html has per-layer SVG plots (3 probes + SVM)" || not_ok "probe per-layer plots"
   "$WINOKIT" probe "${PROBE_ARGS[@]}" --embeddings embvar.safetensors --name tiny --markdown p2.md >/dev/null 2>&1
   cmp -s p1.md p2.md && ok "probe from the embeddings file equals probe from the model" || not_ok "probe file round trip" "$(diff p1.md p2.md | head)"
   expect "probe: unknown layer lists the layers" 2 "no layer '7' in the embeddings \(have: 0, 1, 2, final\)" -- "$WINOKIT" probe --data syn --embeddings embvar.safetensors --layers 7
+  # Mean@l / Max@l pooling (issue 12): from the model when the engine pools, else a clear refusal.
+  out=$("$WINOKIT" probe --data syn --model "$HFM" --pooling mean --probes pair-text --seeds 1 --hidden 8 --epochs 1 --layers 0 2>&1); rc=$?
+  if [ "$rc" -eq 0 ] && echo "$out" | grep -q "Mean@l"; then ok "probe --pooling mean with a model"
+  elif [ "$rc" -eq 2 ] && echo "$out" | grep -q "returned no mean-pooled states"; then ok "probe --pooling mean refuses clearly while the engine does not pool"
+  else not_ok "probe --pooling mean" "$out"; fi
+  out=$("$WINOKIT" probe --data syn --embeddings embvar.safetensors --pooling max --probes pair-text --seeds 1 --hidden 8 --epochs 1 --layers 0 2>&1); rc=$?
+  if [ "$rc" -eq 0 ] || { [ "$rc" -eq 2 ] && echo "$out" | grep -q "no max-pooled states (image_hidden_max and text_hidden_max)"; }; then ok "probe --pooling max reads the pooled tensors or names them"; else not_ok "probe --pooling max from a file" "$out"; fi
   expect "probe: svm needs variants" 2 "need caption variants" -- "$WINOKIT" probe --data syn --embeddings emb.safetensors --probes svm
   expect "probe: one source" 2 "exactly one of --model DIR or --embeddings" -- "$WINOKIT" probe --data syn --model "$HFM" --embeddings emb.safetensors
   expect "probe: a file without embeddings is refused" 2 "m.safetensors: holds none of image_embeds" -- "$WINOKIT" probe --data syn --embeddings m.safetensors
@@ -161,6 +177,21 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
   # --- word-patch heat maps ---
   expect "heatmap report" 0 "rendered [0-9]+ word-patch maps for 2 example" -- "$WINOKIT" heatmap --data syn --model "$HFM" --examples 0,3 --html hm.html --out-dir .
   grep -q 'data:image/png;base64,' hm.html && [ -s ex0_i0_c0_t0.png ] && ok "heatmap html embeds the PNG maps" || not_ok "heatmap outputs"
+  # --images: a dataset whose images are not images/ beside examples.jsonl (issue 12, item 4).
+  mkdir -p apart && cp syn/examples.jsonl apart/
+  "$WINOKIT" eval --data syn --model "$HFM" --scores-out s_syn.jsonl --markdown m_syn.md --bootstrap 50 >/dev/null 2>&1
+  "$WINOKIT" eval --data apart --images syn/images --model "$HFM" --scores-out s_apart.jsonl --markdown m_apart.md --bootstrap 50 >/dev/null 2>&1
+  want=$(grep -m1 '^| tiny-quickgelu-hf |' m_syn.md)
+  got=$(grep -m1 '^| tiny-quickgelu-hf |' m_apart.md)
+  [ -n "$want" ] && [ "$want" = "$got" ] && ok "eval --images DIR gives the same scores" || not_ok "eval --images" "$want vs $got"
+  expect "eval --images ZIP" 0 "\| tiny-quickgelu-hf \|" -- "$WINOKIT" eval --data apart --images synzip/images.zip --model "$HFM" --scores-out s_zip.jsonl --bootstrap 50
+  expect "eval without --images names the hint" 3 "pass --images" -- "$WINOKIT" eval --data apart --model "$HFM" --scores-out s_none.jsonl --bootstrap 50
+  expect "eval --images that does not exist" 3 "nowhere: no such image folder or zip" -- "$WINOKIT" eval --data apart --images nowhere --model "$HFM" --bootstrap 50
+  expect "retrieval --images" 0 "text -> image" -- "$WINOKIT" retrieval --data apart --images syn/images --model "$HFM"
+  expect "heatmap --images, --out-dir created when missing" 0 "rendered [0-9]+ word-patch maps" -- "$WINOKIT" heatmap --data apart --images syn/images --model "$HFM" --examples 0 --out-dir new/maps/here
+  [ -s new/maps/here/ex0_i0_c0_t0.png ] && ok "heatmap made the missing output folders" || not_ok "heatmap --out-dir"
+  expect "variants eval --images" 0 "Augmented \(best" -- "$WINOKIT" variants eval --data apart --images syn/images --variants variants.jsonl --model "$HFM"
+  expect "probe --images" 0 "" -- "$WINOKIT" probe --data apart --images syn/images --model "$HFM" --seeds 1 --hidden 8 --epochs 1 --layers final --probes pair-text
   expect "heatmap unknown example" 2 "unknown example id '999'" -- "$WINOKIT" heatmap --data syn --model "$HFM" --examples 999 --html x.html
 
   # --- WinoGAViL: SWOW instances from a small graph, solved zero-shot, re-scored, supervised ---
@@ -177,7 +208,7 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
   got=$(grep -o '| All | 7 | [0-9.]* |' <("$WINOKIT" winogavil --data wg/pred.csv --predictions-column tiny_predictions --bootstrap 200))
   [ -n "$want" ] && [ "$want" = "$got" ] && ok "re-scoring the written predictions reproduces the model's row" || not_ok "predictions round trip" "$want vs $got"
   expect "text-only solving from captions" 0 "\| All \| 7 \|" -- "$WINOKIT" winogavil --data wg/inst.csv --model "$HFM" --captions <(printf 'image,caption\n'; for w in sun moon star sea sand tree leaf dog cat fish rock snow "ice cream" fire rain wolf owl; do echo "$w,a photo of $w"; done) --bootstrap 100
-  expect "too few images for disjoint splits is an error" 2 "image-disjoint" -- "$WINOKIT" winogavil --data wg/inst.csv --model "$HFM" --images wg/images --supervised --epochs 1 --bootstrap 100
+  expect "too few instances for the supervised baseline is an error" 2 "too few instances for the supervised baseline" -- "$WINOKIT" winogavil --data wg/inst.csv --model "$HFM" --images wg/images --supervised --epochs 1 --bootstrap 100
   mkdir -p wg2/images
   printf 'cue,R1,R2,R3\n' > wg2/swow.csv
   for c in $(seq 0 59); do
@@ -185,12 +216,20 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
     for s2 in a b c; do cp "syn/images/ex_$((c % 35))_img_0.png" "wg2/images/w$(printf %02d "$c")$s2.png"; done
   done
   "$WINOKIT" swow --graph wg2/swow.csv --images wg2/images --out wg2/inst.csv --seed 1 --candidates 5 >/dev/null
-  expect "supervised baseline" 0 "Test Jaccard, mean \+- standard deviation over seeds" -- "$WINOKIT" winogavil --data wg2/inst.csv --model "$HFM" --images wg2/images --supervised --epochs 2 --bootstrap 100
+  expect "supervised baseline" 0 "Test Jaccard on 5&6, mean \+- standard deviation over runs" -- "$WINOKIT" winogavil --data wg2/inst.csv --model "$HFM" --images wg2/images --supervised --epochs 2 --bootstrap 100
   mv "wg/images/owl.png" wg/owl.png; mv "wg/images/ice cream.png" wg/ic.png
   expect "every missing image is listed" 3 "2 candidate image\(s\) not found.*'ice cream'.*'owl'|2 candidate image\(s\) not found.*'owl'.*'ice cream'" -- "$WINOKIT" winogavil --data wg/inst.csv --model "$HFM" --images wg/images
 else
   echo "skip - golden checkpoints not found beside the checkout"
 fi
+
+# --- WinoGAViL on files in the published layouts (issue 12) ---
+WGA="$FIXTURES/winogavil"
+expect "winogavil reads the published test set with predictions and the types file" 0 "\| Non Visual, Concept Related \| 2 \|" -- "$WINOKIT" winogavil --data "$WGA/test_sets_with_zero_shot_predictions/game_10_12_with_predictions.csv" --predictions-column clip_vit_32_predictions --types "$WGA/model_analysis_on_different_association_types.csv" --bootstrap 50
+expect "winogavil prints Table 10 (candidates x k with N)" 0 "^\| 12 \| 33\.3 \(1\) \| 20\.0 \(1\) \|" -- "$WINOKIT" winogavil --data "$WGA/test_sets_with_zero_shot_predictions/game_10_12_with_predictions.csv" --predictions-column clip_vit_32_predictions --bootstrap 50
+expect "winogavil labels the solvers' column and quotes the paper" 0 "Human performance \(new annotators" -- "$WINOKIT" winogavil --data "$WGA/swow.csv" --predictions-column associations --bootstrap 50
+sed 's/,1,0,random,0$/,77.78,0,random,0/' "$WGA/game_10_12.csv" > wg_percent.csv
+expect "winogavil rejects solvers' scores on 0-100 naming the row and column" 2 "wg_percent.csv:2: field 'solvers_jaccard_mean': '77.78' is outside the 0-1 scale" -- "$WINOKIT" winogavil --data wg_percent.csv --predictions-column associations
 
 # --- demo and help ---
 expect "demo runs end to end" 0 "winokit eval --data" -- "$WINOKIT" demo --out demo --count 21

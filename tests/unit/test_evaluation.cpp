@@ -4,6 +4,7 @@
 #include "winokit/compare.hpp"
 #include "winokit/error.hpp"
 #include "winokit/evaluation.hpp"
+#include "winokit/report.hpp"
 
 namespace winokit {
 namespace {
@@ -180,6 +181,55 @@ TEST(Compare, LeaderboardAndMcNemar) {
   EXPECT_DOUBLE_EQ(bad_good_group.difference, -1.0);
   EXPECT_THROW(compare_runs(ds, {{"x", bad, {}}}, opt), UsageError);
   EXPECT_THROW(compare_runs(ds, {{"x", bad, {}}, {"x", good, {}}}, opt), UsageError);
+}
+
+}  // namespace
+}  // namespace winokit
+
+namespace winokit {
+namespace {
+
+// Issue 12, item 5: the papers' "> chance" (strictly above, no test) next to the binomial test.
+TEST(AboveChance, PaperDefinitionAndSignificanceAreBothReported) {
+  // 400 examples: text 26% (above chance as the paper bolds it, not significant), image 35%
+  // (both), group 66 of 400 = 16.5% (not above 16.67%).
+  std::vector<Outcome> outcomes(400);
+  for (std::size_t i = 0; i < 400; ++i) {
+    outcomes[i].text = i < 104;
+    outcomes[i].image = i < 140;
+    outcomes[i].group = i < 66;  // 66 / 400 = 16.5% < 16.67%
+  }
+  std::vector<std::size_t> members(400);
+  for (std::size_t i = 0; i < 400; ++i)
+    members[i] = i;
+  EvalOptions o;
+  o.bootstrap_resamples = 100;
+  GroupStats g = group_stats("All", members, outcomes, o, "t");
+  EXPECT_TRUE(g.metrics[kText].above_chance_paper);
+  EXPECT_FALSE(g.metrics[kText].above_chance);  // P(X >= 104 | 400, 0.25) ~ 0.33
+  EXPECT_TRUE(g.metrics[kImage].above_chance_paper);
+  EXPECT_TRUE(g.metrics[kImage].above_chance);
+  EXPECT_FALSE(g.metrics[kGroup].above_chance_paper);
+  // Exactly at chance is not above (strict >): 100 of 400 text, 1 of 6 group.
+  for (std::size_t i = 0; i < 400; ++i)
+    outcomes[i].text = i < 100;
+  std::vector<std::size_t> six = {0, 100, 200, 300, 350, 399};
+  GroupStats at = group_stats("At", members, outcomes, o, "t");
+  EXPECT_FALSE(at.metrics[kText].above_chance_paper);
+  GroupStats g6 = group_stats("Six", six, outcomes, o, "t");
+  EXPECT_EQ(g6.metrics[kGroup].correct, 1u);
+  EXPECT_FALSE(g6.metrics[kGroup].above_chance_paper);
+  // Reports label both.
+  EvalResult r;
+  r.overall = g;
+  r.options = o;
+  ReportContext ctx;
+  ctx.model = "m";
+  const std::string md = markdown_report(r, ctx);
+  EXPECT_NE(md.find("> chance (paper) | significant (binomial p < 0.05) |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| yes | no |"), std::string::npos) << md;  // text: paper yes, test no
+  EXPECT_NE(csv_report(r, ctx).find("above_chance_paper,significant_vs_chance"), std::string::npos);
 }
 
 }  // namespace

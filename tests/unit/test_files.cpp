@@ -12,11 +12,26 @@ TEST(Files, OutputSetWritesAllOrNothing) {
   test::TempDir dir;
   OutputSet set;
   set.add(dir.path() / "a.json", "first");
-  set.add(dir.path() / "missing-dir" / "b.json", "second");
+  set.add(dir.path() / "new-dir" / "deeper" / "c.json", "third");
+  auto file = dir.write("a-file", "x");
+  set.add(file / "b.json", "second");  // under a regular file: cannot be written
   EXPECT_THROW(set.commit(), IoError);
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "a.json"));
-  // No temporary is left behind either.
+  // No temporary and no folder made for the failed set is left behind either.
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "new-dir"));
+  std::filesystem::remove(file);
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
+// Issue 12, item 4: missing output folders are created.
+TEST(Files, OutputSetCreatesMissingFolders) {
+  test::TempDir dir;
+  OutputSet set;
+  set.add(dir.path() / "maps" / "here" / "a.png", "png");
+  set.commit();
+  EXPECT_EQ(read_file(dir.path() / "maps" / "here" / "a.png"), "png");
+  write_file_atomic(dir.path() / "other" / "b.csv", "csv");
+  EXPECT_EQ(read_file(dir.path() / "other" / "b.csv"), "csv");
 }
 
 TEST(Files, OutputSetReplacesExistingFiles) {

@@ -193,7 +193,8 @@ TEST(Game, AWholeRoundFromCueToExport) {
   EXPECT_EQ(ds.instances[0].associations, gold);
   EXPECT_EQ(ds.instances[0].candidates, cands);
   EXPECT_NEAR(*ds.instances[0].fool_the_ai, 100, 1e-9);
-  EXPECT_NEAR(*ds.instances[0].solvers_jaccard_mean, 44.44, 1e-9);
+  // The published scale: solvers' Jaccard on 0-1 (the game keeps percentages).
+  EXPECT_NEAR(*ds.instances[0].solvers_jaccard_mean, 0.4444, 1e-9);
   EXPECT_EQ(ds.instances[0].id, std::to_string(id));
 }
 

@@ -292,3 +292,130 @@ TEST(ProbeEmbeddings, ReadsEmbedFilesAndNpyFoldersAlike) {
 
 }  // namespace
 }  // namespace winokit
+
+namespace winokit {
+namespace {
+
+// Issue 12, item 11: Mean@l / Max@l states read from embedding files (safetensors and the .npy
+// folder) by the names `embed --hidden-states` writes.
+TEST(ProbeEmbeddings, MeanAndMaxPooledStatesFromFiles) {
+  test::TempDir dir;
+  Dataset ds = test::dataset_of(1);
+  // [L + 1 = 2, rows 2, width 3]; the token, mean and max states differ by their base value.
+  auto states = [](float base) {
+    std::vector<float> v(2 * 2 * 3);
+    std::iota(v.begin(), v.end(), base);
+    return v;
+  };
+  const std::vector<std::pair<std::string, float>> names = {
+      {"image_hidden_cls", 0},   {"text_hidden_eot", 100},  {"image_hidden_mean", 200},
+      {"text_hidden_mean", 300}, {"image_hidden_max", 400}, {"text_hidden_max", 500}};
+  std::map<std::string, std::pair<std::vector<std::int64_t>, std::vector<float>>> tensors;
+  for (const auto& [name, base] : names) {
+    tensors[name] = {{2, 2, 3}, states(base)};
+    dir.write("npy/" + name + ".npy", encode_npy_f32({2, 2, 3}, states(base)));
+  }
+  dir.write("npy/image_ids.txt", "ex_0_img_0\nex_0_img_1\n");
+  dir.write("npy/text_ids.txt", "0_c0\n0_c1\n");
+  const auto st =
+      dir.write("e.safetensors",
+                encode_safetensors_f32(tensors, {{"image_ids", R"(["ex_0_img_0", "ex_0_img_1"])"},
+                                                 {"text_ids", R"(["0_c0", "0_c1"])"}}));
+  for (const auto& path : {st, dir.path() / "npy"}) {
+    SCOPED_TRACE(path.string());
+    const EmbeddingTable table = load_embedding_table(path);
+    const ProbeEmbeddings cls = probe_embeddings(ds, table);
+    const ProbeEmbeddings mean = probe_embeddings(ds, table, ProbePooling::Mean);
+    const ProbeEmbeddings max = probe_embeddings(ds, table, ProbePooling::Max);
+    ASSERT_EQ(mean.layers.size(), 2u);
+    EXPECT_EQ(cls.layers[1].image[0], 6.0f);     // layer 1, row 0
+    EXPECT_EQ(mean.layers[1].image[0], 206.0f);  // image_hidden_mean
+    EXPECT_EQ(mean.layers[0].text[3], 303.0f);   // text_hidden_mean, layer 0, row 1
+    EXPECT_EQ(max.layers[1].text[0], 506.0f);    // text_hidden_max
+  }
+  // A file without pooled states is refused, naming what is missing.
+  dir.write("cls/image_hidden_cls.npy", encode_npy_f32({2, 2, 3}, states(0)));
+  dir.write("cls/text_hidden_eot.npy", encode_npy_f32({2, 2, 3}, states(100)));
+  dir.write("cls/image_ids.txt", "ex_0_img_0\nex_0_img_1\n");
+  dir.write("cls/text_ids.txt", "0_c0\n0_c1\n");
+  try {
+    probe_embeddings(ds, load_embedding_table(dir.path() / "cls"), ProbePooling::Max);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no max-pooled states (image_hidden_max and "
+                                         "text_hidden_max)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace winokit
+
+namespace winokit {
+namespace {
+
+// Issue 12, item 11: the paper's fixed split (split_train_test.py): 300 train, 100 test ids.
+TEST(ProbeSplit, PapersFixedSplit) {
+  Dataset ds = test::dataset_of(400);
+  const auto train = paper_split(ds);
+  EXPECT_EQ(std::count(train.begin(), train.end(), true), 300);
+  EXPECT_FALSE(train[*ds.find("12")]);   // first test id
+  EXPECT_FALSE(train[*ds.find("398")]);  // last test id
+  EXPECT_TRUE(train[*ds.find("0")]);     // in train_idxs
+  EXPECT_TRUE(train[*ds.find("399")]);
+  EXPECT_THROW(paper_split(test::dataset_of(10)), UsageError);
+}
+
+}  // namespace
+}  // namespace winokit
+
+namespace winokit {
+namespace {
+
+// Issue 12, item 11: pair probes over joint per-pair embeddings (one vector per caption-image
+// pair, for UNITER/LXMERT-style models scored elsewhere), ids <example id>_c<k>_i<j>.
+TEST(ProbeEmbeddings, JointPerPairEmbeddings) {
+  test::TempDir dir;
+  Dataset ds = test::dataset_of(2);
+  std::string ids;
+  std::vector<float> v;
+  // Rows in reverse order; value = 10 * (4 * example + 2 * caption + image) + dimension.
+  for (int r = 7; r >= 0; --r) {
+    const int i = r / 4, c = (r / 2) % 2, k = r % 2;
+    ids += std::to_string(i) + "_c" + std::to_string(c) + "_i" + std::to_string(k) + "\n";
+    for (int d = 0; d < 3; ++d)
+      v.push_back(static_cast<float>(10 * r + d));
+  }
+  dir.write("pairs/pair_embeds.npy", encode_npy_f32({8, 3}, v));
+  dir.write("pairs/pair_ids.txt", ids);
+  const ProbeEmbeddings e = probe_embeddings(ds, load_embedding_table(dir.path() / "pairs"));
+  ASSERT_EQ(e.layers.size(), 1u);
+  EXPECT_EQ(e.layers[0].name, "final");
+  EXPECT_EQ(e.layers[0].pair_dim, 3);
+  EXPECT_EQ(e.layers[0].pairs[3 * 5], 50.0f);  // example 1, caption 0, image 1
+  const ProbeData d = probe_data(ProbeTask::PairText, e.layers[0], e, 2, 0);
+  ASSERT_EQ(d.inputs, 6);
+  ASSERT_EQ(d.rows(), 4u);
+  for (std::size_t r = 0; r < d.rows(); ++r) {
+    // Text task: both pairs share the image; the first is the match when the label is 1.
+    const float first = d.x[r * 6], second = d.x[r * 6 + 3];
+    const int fr = static_cast<int>(first) / 10, sr = static_cast<int>(second) / 10;
+    EXPECT_EQ(fr % 2, sr % 2);                          // same image
+    EXPECT_NE((fr / 2) % 2, (sr / 2) % 2);              // different captions
+    EXPECT_EQ(d.y[r] == 1.0f, (fr / 2) % 2 == fr % 2);  // caption k matches image k
+  }
+  // A missing pair is named.
+  dir.write("bad/pair_embeds.npy", encode_npy_f32({1, 3}, {1, 2, 3}));
+  dir.write("bad/pair_ids.txt", "0_c0_i0\n");
+  try {
+    probe_embeddings(ds, load_embedding_table(dir.path() / "bad"));
+    FAIL();
+  } catch (const InputError& err) {
+    EXPECT_NE(std::string(err.what()).find("no row for pair '0_c0_i1'"), std::string::npos)
+        << err.what();
+  }
+}
+
+}  // namespace
+}  // namespace winokit

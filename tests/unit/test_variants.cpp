@@ -69,6 +69,48 @@ TEST(Variants, AugmentedScoreByHand) {
   EXPECT_EQ(settings[3].agg, "max");
 }
 
+// Issue 12, item 7: the original caption is the identity variant in the aggregate (appendix D and
+// the official winoground_text_aug_expts.py, whose scores[0] is the original); optionally not.
+TEST(Variants, AugmentedScoreIncludesTheOriginalUnlessExcluded) {
+  Dataset ds = pair_dataset();
+  std::vector<PairScores> original = {{{0.5, 0.6, 0.1, 0.9}}};  // c0 prefers i1: image wrong
+  std::vector<CaptionVariant> variants = {{0, 0, "x", "v1"}};
+  std::vector<std::array<double, 2>> vs = {{0.7, 0.65}};
+  auto with = augmented_scores(ds, original, variants, vs, {1});
+  auto without = augmented_scores(ds, original, variants, vs, {1}, false);
+  ASSERT_EQ(with.size(), 2u);
+  // mean, lambda 1: with the original, s(c0,i0) = (0.5+0.7)/2 = 0.6 < s(c0,i1) = 0.625: wrong;
+  // the variant alone: 0.7 > 0.65: right.
+  EXPECT_DOUBLE_EQ(with[0].scores[1], 0.0);
+  EXPECT_DOUBLE_EQ(without[0].scores[1], 1.0);
+  // max, lambda 1: max(0.5, 0.7) = 0.7 > max(0.6, 0.65) = 0.65 either way.
+  EXPECT_DOUBLE_EQ(with[1].scores[1], 1.0);
+  EXPECT_DOUBLE_EQ(without[1].scores[1], 1.0);
+}
+
+// Item 12: variants made elsewhere, in the official examples_augmented.jsonl layout.
+TEST(Variants, ImportsTheOfficialAugmentedLayout) {
+  Dataset ds = pair_dataset();
+  auto v = load_variants(
+      std::string(WINOKIT_SOURCE_DIR) + "/tests/fixtures/variants/examples_augmented.jsonl", ds);
+  ASSERT_EQ(v.size(), 4u);  // the originals are skipped
+  EXPECT_EQ(v[0].caption, 0);
+  EXPECT_EQ(v[0].augmentation, "backtranslation");
+  EXPECT_EQ(v[0].family, "paraphrasing");
+  EXPECT_EQ(v[0].text, "an elderly dog bites a young cat");
+  EXPECT_EQ(v[3].caption, 1);
+  EXPECT_EQ(v[3].augmentation, "propbanksrlroles");
+  test::TempDir dir;
+  auto bad = dir.write("b.jsonl", R"({"id": 0, "caption_0": [{"type": "x"}], "caption_1": []})");
+  try {
+    load_variants(bad.string(), ds);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("b.jsonl:1: field 'caption_0[0]'"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Variants, BadLinesNameFileAndLine) {
   test::TempDir dir;
   Dataset ds = pair_dataset();

@@ -13,7 +13,8 @@ namespace winokit::cli {
 namespace {
 
 struct EvalFlags {
-  std::string data, scores, scorer, name, json, csv, per_example, scores_out, html, markdown;
+  std::string data, scores, scorer, name, json, csv, per_example, scores_out, html, markdown,
+      images;
   std::vector<std::string> tags, covariates;
   bool quiet = false;
   StatFlags stats;
@@ -27,6 +28,7 @@ int run(const EvalFlags& f) {
   }
   EvalRequest req;
   req.data = f.data;
+  req.images = f.images;
   req.tags = f.tags;
   req.covariates = f.covariates;
   req.options = f.stats.resolve();
@@ -66,6 +68,8 @@ void add_eval(CLI::App& app, int& exit_code) {
   cmd->add_option("--data", flags->data,
                   "Dataset folder with examples.jsonl (or a clone holding data/)")
       ->required();
+  cmd->add_option("--images", flags->images,
+                  "Image folder or .zip, when not images/ (or images.zip) beside examples.jsonl");
   cmd->add_option("--scores", flags->scores,
                   "Scores file: official JSONL, per-example JSONL, or CSV/TSV table");
   cmd->add_option("--scorer", flags->scorer, "Built-in baseline: random, bag-of-words, oracle")

@@ -208,7 +208,9 @@ void add_game(CLI::App& app, int& exit_code) {
   CLI::App* ex = game->add_subcommand(
       "export", "Played associations as a WinoGAViL CSV (evaluate it with `winokit winogavil`)");
   ex->add_option("--db", e->db, "SQLite file or postgresql://... URL")->capture_default_str();
-  ex->add_option("--min-solvable", e->min_solvable, "Minimum solvable-by-humans score")
+  ex->add_option("--min-solvable", e->min_solvable,
+                 "Minimum solvable-by-humans score (0-100; the CSV writes solvers' Jaccard on the "
+                 "published 0-1 scale)")
       ->capture_default_str();
   ex->add_option("--out", e->out, "Output CSV (default: standard output)");
   ex->callback([e, &exit_code] { exit_code = guarded([&] { return run_export(*e); }); });

@@ -16,13 +16,14 @@ namespace winokit::cli {
 namespace {
 
 struct HeatmapFlags {
-  std::string data, html, out_dir;
+  std::string data, html, out_dir, images;
   std::vector<std::string> examples;
   ModelFlags model;
 };
 
 int run(const HeatmapFlags& f) {
   Dataset ds = load_dataset(f.data);
+  ds.images = f.images;
   std::vector<std::size_t> chosen;
   for (const auto& id : f.examples) {
     auto i = ds.find(id);
@@ -32,7 +33,7 @@ int run(const HeatmapFlags& f) {
   ClipRuntime rt = f.model.load();
   const ClipConfig& c = rt.model->config();
   const PreprocessConfig pp = rt.preprocess();
-  ImageStore store = ImageStore::open(ds.root);
+  ImageStore store = ImageStore::open(ds.root, ds.images);
   std::ostringstream html;
   html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Word-patch "
           "maps</title>"
@@ -92,6 +93,8 @@ void add_heatmap(CLI::App& app, int& exit_code) {
   CLI::App* cmd =
       app.add_subcommand("heatmap", "Word-patch similarity heat maps for chosen examples");
   cmd->add_option("--data", f->data, "Dataset folder")->required();
+  cmd->add_option("--images", f->images,
+                  "Image folder or .zip, when not images/ (or images.zip) beside examples.jsonl");
   cmd->add_option("--examples", f->examples, "Example ids")->required()->delimiter(',');
   cmd->add_option("--html", f->html, "Self-contained HTML report with the maps");
   cmd->add_option("--out-dir", f->out_dir, "Also write each map as a PNG file here");

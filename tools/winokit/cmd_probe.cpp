@@ -21,7 +21,8 @@ namespace winokit::cli {
 namespace {
 
 struct ProbeFlags {
-  std::string data, embeddings, variants, json, markdown, html, name;
+  std::string data, embeddings, variants, json, markdown, html, name, images;
+  std::string pooling = "cls";
   std::vector<std::string> probes = {"pair-text", "pair-image", "text-only", "svm"};
   std::vector<std::string> layers = {"all"};
   int seeds = 11;
@@ -45,8 +46,8 @@ nlohmann::json finite_or_null(double v) {
 
 // The table of a model's states for the dataset (and the variants' texts), like `embed` writes.
 EmbeddingTable model_table(const ClipRuntime& rt, const Dataset& ds,
-                           const std::vector<CaptionVariant>& variants) {
-  ImageStore store = ImageStore::open(ds.root);
+                           const std::vector<CaptionVariant>& variants, ProbePooling pooling) {
+  ImageStore store = ImageStore::open(ds.root, ds.images);
   DatasetItems items = dataset_items(ds, store);
   EmbeddingTable t;
   t.source = rt.source;
@@ -64,6 +65,7 @@ EmbeddingTable model_table(const ClipRuntime& rt, const Dataset& ds,
   }
   EncodeOptions enc;
   enc.hidden_states = true;
+  enc.pooled_states = pooling != ProbePooling::Token;
   TowerOutput img_full, txt_full;
   auto img = embed_images(rt, items.images, nullptr, enc, &img_full);
   auto txt = embed_texts(rt, texts, nullptr, enc, &txt_full);
@@ -76,7 +78,78 @@ EmbeddingTable model_table(const ClipRuntime& rt, const Dataset& ds,
                                    std::move(img_full.hidden)};
   t.tensors["text_hidden_eot"] = {{c.text.layers + 1, nt, c.text.width},
                                   std::move(txt_full.hidden)};
+  if (pooling != ProbePooling::Token) {
+    const bool mean = pooling == ProbePooling::Mean;
+    auto& pi = mean ? img_full.hidden_mean : img_full.hidden_max;
+    auto& pt = mean ? txt_full.hidden_mean : txt_full.hidden_max;
+    if (pi.empty() || pt.empty()) {
+      throw UsageError(std::string("the CLIP engine returned no ") + to_string(pooling) +
+                           "-pooled states (TowerOutput::hidden_" + to_string(pooling) +
+                           " is empty): this build cannot pool over tokens",
+                       "use --pooling cls, or --embeddings FILE with image_hidden_" +
+                           std::string(to_string(pooling)) + " and text_hidden_" +
+                           to_string(pooling));
+    }
+    const auto [image_name, text_name] = pooled_tensor_names(pooling);
+    t.tensors[image_name] = {{c.vision.layers + 1, ni, c.vision.width}, std::move(pi)};
+    t.tensors[text_name] = {{c.text.layers + 1, nt, c.text.width}, std::move(pt)};
+  }
   return t;
+}
+
+// One SVG line chart of per-layer values in [0, 1]: x the layers in order, y 0-100%; each series
+// a polyline with its label in the legend. Attributes only (the report's CSP forbids inline
+// styles).
+struct Series {
+  std::string label, colour;
+  bool dashed = false;
+  std::vector<double> values;  // per layer, NaN skipped
+};
+
+std::string layer_chart(const std::string& title, const std::vector<std::string>& layers,
+                        const std::vector<Series>& series) {
+  constexpr double kW = 520, kH = 220, kLeft = 44, kRight = 150, kTop = 24, kBottom = 30;
+  const double plot_w = kW - kLeft - kRight, plot_h = kH - kTop - kBottom;
+  auto x_of = [&](std::size_t i) {
+    return kLeft + (layers.size() < 2
+                        ? plot_w / 2
+                        : plot_w * static_cast<double>(i) / static_cast<double>(layers.size() - 1));
+  };
+  auto y_of = [&](double v) { return kTop + plot_h * (1 - v); };
+  std::ostringstream s;
+  s << "<svg role=\"img\" width=\"" << kW << "\" height=\"" << kH << "\" viewBox=\"0 0 " << kW
+    << ' ' << kH << "\"><title>" << html_escape(title) << "</title><text x=\"" << kLeft
+    << "\" y=\"14\" font-size=\"12\">" << html_escape(title) << "</text>";
+  for (int t = 0; t <= 4; ++t) {
+    const double v = t / 4.0, y = y_of(v);
+    s << "<line x1=\"" << kLeft << "\" x2=\"" << kLeft + plot_w << "\" y1=\"" << y << "\" y2=\""
+      << y << "\" stroke=\"#ddd\"/><text x=\"4\" y=\"" << y + 4 << "\" font-size=\"10\">" << t * 25
+      << "%</text>";
+  }
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    s << "<text x=\"" << x_of(i) - 8 << "\" y=\"" << kH - 10 << "\" font-size=\"10\">"
+      << html_escape(layers[i]) << "</text>";
+  }
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    const Series& se = series[k];
+    std::ostringstream pts;
+    for (std::size_t i = 0; i < se.values.size() && i < layers.size(); ++i) {
+      if (!std::isfinite(se.values[i])) continue;
+      pts << x_of(i) << ',' << y_of(se.values[i]) << ' ';
+      s << "<circle cx=\"" << x_of(i) << "\" cy=\"" << y_of(se.values[i]) << "\" r=\"2.5\" fill=\""
+        << se.colour << "\"><title>" << html_escape(se.label) << " " << html_escape(layers[i])
+        << ": " << percent(se.values[i]) << "</title></circle>";
+    }
+    s << "<polyline fill=\"none\" stroke=\"" << se.colour << "\" stroke-width=\"1.5\""
+      << (se.dashed ? " stroke-dasharray=\"4,3\"" : "") << " points=\"" << pts.str() << "\"/>";
+    const double ly = kTop + 14.0 * static_cast<double>(k);
+    s << "<line x1=\"" << kW - kRight + 10 << "\" x2=\"" << kW - kRight + 30 << "\" y1=\"" << ly
+      << "\" y2=\"" << ly << "\" stroke=\"" << se.colour << "\""
+      << (se.dashed ? " stroke-dasharray=\"4,3\"" : "") << "/><text x=\"" << kW - kRight + 34
+      << "\" y=\"" << ly + 4 << "\" font-size=\"10\">" << html_escape(se.label) << "</text>";
+  }
+  s << "</svg>";
+  return s.str();
 }
 
 int run(ProbeFlags& f) {
@@ -84,7 +157,11 @@ int run(ProbeFlags& f) {
     throw UsageError("give exactly one of --model DIR or --embeddings FILE|DIR");
   }
   if (f.seeds < 1) throw UsageError("--seeds must be at least 1");
+  const ProbePooling pooling = f.pooling == "mean"  ? ProbePooling::Mean
+                               : f.pooling == "max" ? ProbePooling::Max
+                                                    : ProbePooling::Token;
   Dataset ds = load_dataset(f.data);
+  ds.images = f.images;
   std::vector<CaptionVariant> variants;
   if (!f.variants.empty()) variants = load_variants(f.variants, ds);
   bool want_pair_text = false, want_pair_image = false, want_text = false, want_svm = false;
@@ -105,7 +182,7 @@ int run(ProbeFlags& f) {
   std::string name = f.name;
   if (!f.model.model.empty()) {
     ClipRuntime rt = f.model.load();
-    table = model_table(rt, ds, variants);
+    table = model_table(rt, ds, variants, pooling);
     source = rt.describe();
     if (name.empty()) name = model_name(f.model.model);
   } else {
@@ -113,7 +190,7 @@ int run(ProbeFlags& f) {
     source = {{"kind", "embeddings"}, {"file", f.embeddings}};
     if (name.empty()) name = std::filesystem::path(f.embeddings).stem().string();
   }
-  ProbeEmbeddings emb = probe_embeddings(ds, table);
+  ProbeEmbeddings emb = probe_embeddings(ds, table, pooling);
   const bool have_variants = !emb.variant_owner.empty();
   if ((want_text || want_svm) && !have_variants) {
     // The defaults ask for every probe; without variants only the pair probes can run.
@@ -174,12 +251,24 @@ int run(ProbeFlags& f) {
   const MlpProbeOptions& m = f.options.mlp;
   std::ostringstream md;
   md << "## Probes: " << name << "\n\n"
+     << "Layer states: "
+     << (pooling == ProbePooling::Token
+             ? std::string("the class token (vision) and end-of-text token (text) of each layer")
+             : std::string(pooling == ProbePooling::Mean ? "Mean@l" : "Max@l") + ", the " +
+                   to_string(pooling) +
+                   " over tokens of each layer (vision: every token; text: up to end-of-text)")
+     << "; \"final\" is the projected embedding.\n\n"
      << "MLP probes: " << m.depth << " Linear layers, hidden " << m.hidden
      << ", ReLU, sigmoid output, Adam lr " << m.learning_rate << ", " << m.epochs
      << " epochs, batch " << m.batch_size << "; " << f.options.seeds.size() << " seeds ("
      << f.options.seeds.front() << ".." << f.options.seeds.back()
-     << "), each with its own split of the items (train share " << f.options.train_share
-     << ", stratified by collapsed tag). Control: the labels of a random half of the items "
+     << (f.options.paper_split
+             ? std::string("), all on the paper's fixed split of the items (300 train / 100 "
+                           "test ids, split_train_test.py of the official code)")
+             : "), each with its own split of the items (train share " +
+                   std::to_string(f.options.train_share).substr(0, 4) +
+                   ", stratified by collapsed tag)")
+     << ". Control: the labels of a random half of the items "
         "flipped. Accuracy in %, min and max over seeds.\n\n";
   auto table_for = [&](ProbeTask task, const std::string& title) {
     bool any = false;
@@ -217,28 +306,31 @@ int run(ProbeFlags& f) {
   }
   if (!emb.vision_layer_note.empty()) md << "\nLayers: " << emb.vision_layer_note << ".\n";
 
-  nlohmann::json j = {{"model", name},
-                      {"provenance",
-                       {{"tool", "winokit"},
-                        {"version", kVersion},
-                        {"dataset", dataset_json(ds)},
-                        {"embeddings", source},
-                        {"variants", f.variants},
-                        {"variant_rows", emb.variant_owner.size()}}},
-                      {"options",
-                       {{"depth", m.depth},
-                        {"hidden", m.hidden},
-                        {"learning_rate", m.learning_rate},
-                        {"epochs", m.epochs},
-                        {"batch_size", m.batch_size},
-                        {"seeds", f.options.seeds},
-                        {"train_share", f.options.train_share},
-                        {"svm_c", f.options.svm_c},
-                        {"split", "per seed, items stratified by collapsed tag"},
-                        {"control", "labels of a random half of the items flipped"}}},
-                      {"seconds", seconds},
-                      {"mlp_probes", nlohmann::json::array()},
-                      {"svm", nlohmann::json::array()}};
+  nlohmann::json j = {
+      {"model", name},
+      {"provenance",
+       {{"tool", "winokit"},
+        {"version", kVersion},
+        {"dataset", dataset_json(ds)},
+        {"embeddings", source},
+        {"variants", f.variants},
+        {"variant_rows", emb.variant_owner.size()}}},
+      {"options",
+       {{"depth", m.depth},
+        {"hidden", m.hidden},
+        {"learning_rate", m.learning_rate},
+        {"epochs", m.epochs},
+        {"batch_size", m.batch_size},
+        {"seeds", f.options.seeds},
+        {"train_share", f.options.train_share},
+        {"svm_c", f.options.svm_c},
+        {"split", f.options.paper_split ? "the paper's fixed 300/100 split (split_train_test.py)"
+                                        : "per seed, items stratified by collapsed tag"},
+        {"control", "labels of a random half of the items flipped"}}},
+      {"seconds", seconds},
+      {"pooling", to_string(pooling)},
+      {"mlp_probes", nlohmann::json::array()},
+      {"svm", nlohmann::json::array()}};
   for (const auto& r : results) {
     nlohmann::json runs = nlohmann::json::array();
     for (const auto& run : r.runs) {
@@ -272,7 +364,44 @@ int run(ProbeFlags& f) {
   OutputSet out;
   if (!f.json.empty()) out.add(f.json, j.dump(2) + "\n");
   if (!f.markdown.empty()) out.add(f.markdown, md.str());
-  if (!f.html.empty()) out.add(f.html, markdown_html("Probes: " + name, md.str(), j["provenance"]));
+  if (!f.html.empty()) {
+    // Per-layer accuracy plots (SVG) for each probe and for SVM separability.
+    std::ostringstream plots;
+    plots << "<h2>Per-layer plots</h2>";
+    for (ProbeTask task : {ProbeTask::PairText, ProbeTask::PairImage, ProbeTask::TextOnly}) {
+      std::vector<std::string> names;
+      Series tmax{"target max", "#4e79a7", false, {}}, tmin{"target min", "#4e79a7", true, {}},
+          cmax{"control max", "#e15759", false, {}}, cmin{"control min", "#e15759", true, {}};
+      for (const auto& r : results) {
+        if (r.task != to_string(task)) continue;
+        names.push_back(r.layer);
+        tmax.values.push_back(r.target_max);
+        tmin.values.push_back(r.target_min);
+        cmax.values.push_back(r.control_max);
+        cmin.values.push_back(r.control_min);
+      }
+      if (!names.empty()) {
+        plots << layer_chart(std::string(to_string(task)) + " probe: test accuracy by layer", names,
+                             {tmax, tmin, cmax, cmin});
+      }
+    }
+    if (!svm.empty()) {
+      std::vector<std::string> names;
+      Series target{"target separated", "#59a14f", false, {}},
+          control{"control separated", "#e15759", true, {}};
+      for (const auto& s : svm) {
+        names.push_back(s.layer);
+        target.values.push_back(s.target_separated);
+        control.values.push_back(s.control_separated);
+      }
+      plots << layer_chart("SVM separability: share of items separated by layer", names,
+                           {target, control});
+    }
+    std::string html = markdown_html("Probes: " + name, md.str(), j["provenance"]);
+    const auto body_end = html.rfind("</body>");
+    html.insert(body_end == std::string::npos ? html.size() : body_end, plots.str());
+    out.add(f.html, html);
+  }
   out.commit();
   if (!f.quiet && f.markdown.empty()) std::cout << md.str();
   return 0;
@@ -285,6 +414,13 @@ void add_probe(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "probe", "Pair MLP probes, text-only probe and SVM separability over per-layer states");
   cmd->add_option("--data", f->data, "Dataset folder with examples.jsonl")->required();
+  cmd->add_option("--pooling", f->pooling,
+                  "Layer states: cls (class / end-of-text token), mean or max over tokens (the "
+                  "paper's Mean@l / Max@l)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cls", "mean", "max"}));
+  cmd->add_option("--images", f->images,
+                  "Image folder or .zip, when not images/ (or images.zip) beside examples.jsonl");
   cmd->add_option("--embeddings", f->embeddings,
                   "Embeddings of another model: a safetensors file as `winokit embed` writes, or "
                   "a folder of .npy files with image_ids.txt / text_ids.txt");
@@ -305,6 +441,9 @@ void add_probe(CLI::App& app, int& exit_code) {
   cmd->add_option("--epochs", f->options.mlp.epochs, "Epochs")->capture_default_str();
   cmd->add_option("--probe-batch", f->options.mlp.batch_size, "Minibatch size")
       ->capture_default_str();
+  cmd->add_flag("--paper-split", f->options.paper_split,
+                "The paper's fixed 300/100 split of Winoground (split_train_test.py) for every "
+                "seed, instead of a seeded split stratified by collapsed tag");
   cmd->add_option("--train-share", f->options.train_share, "Share of items in the training split")
       ->capture_default_str();
   cmd->add_option("--svm-c", f->options.svm_c, "SVM C")->capture_default_str();

@@ -16,7 +16,7 @@ namespace winokit::cli {
 namespace {
 
 struct RetrievalFlags {
-  std::string data, matrix, json, markdown, html, matrix_out, name;
+  std::string data, matrix, json, markdown, html, matrix_out, name, images;
   std::vector<int> ks = {1, 2, 5, 10};
   bool quiet = false;
   ModelFlags model;
@@ -27,13 +27,14 @@ int run(const RetrievalFlags& f) {
     throw UsageError("give exactly one of --model DIR or --matrix FILE");
   }
   Dataset ds = load_dataset(f.data);
+  ds.images = f.images;
   ScoreMatrix m;
   std::string name = f.name;
   nlohmann::json source;
   if (!f.model.model.empty()) {
     ClipRuntime rt = f.model.load();
     if (name.empty()) name = model_name(f.model.model);
-    ImageStore store = ImageStore::open(ds.root);
+    ImageStore store = ImageStore::open(ds.root, ds.images);
     DatasetItems items = dataset_items(ds, store);
     const std::vector<std::string>& captions = items.captions;
     const std::vector<ImageRequest>& requests = items.images;
@@ -107,6 +108,8 @@ void add_retrieval(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "retrieval", "Text-to-image and image-to-text Recall@k over the whole dataset");
   cmd->add_option("--data", f->data, "Dataset folder with examples.jsonl")->required();
+  cmd->add_option("--images", f->images,
+                  "Image folder or .zip, when not images/ (or images.zip) beside examples.jsonl");
   cmd->add_option(
       "--matrix", f->matrix,
       "Score matrix (safetensors \"scores\" [2N, 2N]) for models that are not dual encoders");

@@ -55,22 +55,24 @@ int run_generate(const GenerateFlags& f) {
 }
 
 struct EvalFlags {
-  std::string data, json, markdown, html;
+  std::string data, json, markdown, html, images;
   std::vector<std::string> variants;
   std::vector<double> lambdas = {0, 0.25, 0.5, 0.75, 1};
   bool quiet = false;
+  bool exclude_original = false;
   ModelFlags model;
 };
 
 int run_eval(const EvalFlags& f) {
   Dataset ds = load_dataset(f.data);
+  ds.images = f.images;
   std::vector<CaptionVariant> variants;
   for (const auto& file : f.variants) {
     auto v = load_variants(file, ds);
     variants.insert(variants.end(), v.begin(), v.end());
   }
   ClipRuntime rt = f.model.load();
-  ImageStore store = ImageStore::open(ds.root);
+  ImageStore store = ImageStore::open(ds.root, ds.images);
   DatasetItems items = dataset_items(ds, store);
   const std::vector<ImageRequest>& requests = items.images;
   std::vector<std::string> texts = items.captions;
@@ -97,11 +99,25 @@ int run_eval(const EvalFlags& f) {
           clip_score(tv, &im[(2 * variants[v].example + k) * dim], dim, scale);
     }
   }
-  std::set<std::string> names;
-  for (const auto& v : variants)
+  // Groups: each augmentation, each family of the official layout ("family:NAME"), and all.
+  std::set<std::string> names, families;
+  for (const auto& v : variants) {
     names.insert(v.augmentation);
+    if (!v.family.empty()) families.insert(v.family);
+  }
   std::vector<std::string> groups(names.begin(), names.end());
-  if (groups.size() > 1) groups.push_back("all");
+  if (families.size() > 1) {
+    for (const auto& fam : families)
+      groups.push_back("family:" + fam);
+  }
+  if (names.size() > 1) groups.push_back("all");
+  const std::string definition =
+      std::string("S_aug(I,T) = (1 - lambda) S(I,T) + lambda * agg S(I,T_i) over ") +
+      (f.exclude_original
+           ? "the variants T_i of caption T only (--exclude-original)"
+           : "the original caption T (the identity variant, as the paper's appendix D and the "
+             "official code) and its variants T_i") +
+      "; a caption without variants keeps S";
   std::ostringstream md;
   nlohmann::json j = {{"provenance",
                        {{"tool", "winokit"},
@@ -109,28 +125,26 @@ int run_eval(const EvalFlags& f) {
                         {"dataset", dataset_json(ds)},
                         {"model", rt.describe()},
                         {"variants", f.variants}}},
-                      {"definition",
-                       "S_aug(I,T) = (1 - lambda) S(I,T) + lambda * agg_i S(I,T_i); a caption "
-                       "without variants keeps S"},
+                      {"definition", definition},
+                      {"include_original", !f.exclude_original},
                       {"augmentations", nlohmann::json::array()}};
   md << "## Caption variants: " << model_name(f.model.model) << " (N = " << ds.examples.size()
-     << ", " << variants.size()
-     << " variants)\n\nS_aug(I,T) = (1 - lambda) S(I,T) + lambda * agg_i S(I,T_i) over "
-        "the variants T_i of caption T; a caption without variants keeps S. lambda = 0 is the "
-        "original.\n";
+     << ", " << variants.size() << " variants)\n\n"
+     << definition << ". lambda = 0 is the original.\n";
   for (const auto& g : groups) {
     std::vector<CaptionVariant> sub;
     std::vector<std::array<double, 2>> sub_scores;
     std::size_t covered = 0;
     std::set<std::pair<std::size_t, int>> captions;
     for (std::size_t v = 0; v < variants.size(); ++v) {
-      if (g != "all" && variants[v].augmentation != g) continue;
+      const bool in_family = g.rfind("family:", 0) == 0 && variants[v].family == g.substr(7);
+      if (g != "all" && variants[v].augmentation != g && !in_family) continue;
       sub.push_back(variants[v]);
       sub_scores.push_back(vs[v]);
       captions.insert({variants[v].example, variants[v].caption});
     }
     covered = captions.size();
-    auto settings = augmented_scores(ds, original, sub, sub_scores, f.lambdas);
+    auto settings = augmented_scores(ds, original, sub, sub_scores, f.lambdas, !f.exclude_original);
     const AugmentSetting* best = &settings.front();
     for (const auto& s : settings) {
       if (s.scores[2] > best->scores[2]) best = &s;
@@ -202,7 +216,11 @@ void add_variants(CLI::App& app, int& exit_code) {
   CLI::App* ev =
       cmd->add_subcommand("eval", "Text, image and group scores with the augmentation-aware score");
   ev->add_option("--data", e->data, "Dataset folder")->required();
-  ev->add_option("--variants", e->variants, "Variant JSONL files (generated here or elsewhere)")
+  ev->add_option("--images", e->images,
+                 "Image folder or .zip, when not images/ (or images.zip) beside examples.jsonl");
+  ev->add_option("--variants", e->variants,
+                 "Variant files: winokit JSONL (id, caption, augmentation, text) or the official "
+                 "examples_augmented.jsonl (paraphrases, back-translations made elsewhere)")
       ->required();
   ev->add_option("--lambdas", e->lambdas, "Values of lambda")
       ->capture_default_str()
@@ -211,6 +229,9 @@ void add_variants(CLI::App& app, int& exit_code) {
   ev->add_option("--markdown", e->markdown, "Write the markdown tables to a file");
   ev->add_option("--html", e->html, "Write the HTML report");
   ev->add_flag("--quiet", e->quiet, "Do not print the tables");
+  ev->add_flag("--exclude-original", e->exclude_original,
+               "Aggregate over the variants only (default: the original caption is the identity "
+               "variant in the aggregate, as the paper and the official code)");
   e->model.add_to(*ev, /*required=*/true);
   ev->callback([e, &exit_code] { exit_code = guarded([&] { return run_eval(*e); }); });
 }

@@ -3,7 +3,9 @@
 namespace winokit::cli {
 
 EvalRun run_evaluation(const EvalRequest& req, Scorer& scorer, const std::string& name) {
-  return run_evaluation(load_dataset(req.data), req, scorer, name);
+  Dataset dataset = load_dataset(req.data);
+  dataset.images = req.images;
+  return run_evaluation(std::move(dataset), req, scorer, name);
 }
 
 EvalRun run_evaluation(Dataset dataset, const EvalRequest& req, Scorer& scorer,

@@ -13,6 +13,7 @@ namespace winokit::cli {
 
 struct EvalRequest {
   std::string data;
+  std::string images;  // --images: a folder or zip of the dataset's images, if not beside it
   std::vector<std::string> tags, covariates;
   EvalOptions options;
 };
