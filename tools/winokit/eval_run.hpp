@@ -14,6 +14,7 @@ namespace winokit::cli {
 struct EvalRequest {
   std::string data;
   std::vector<std::string> tags, covariates;
+  std::vector<Covariate> extra_covariates;  // computed ones (eval --lm, --perplexity)
   EvalOptions options;
 };
 
