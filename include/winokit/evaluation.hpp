@@ -106,6 +106,16 @@ struct CorrelationRow {
   Correlation spearman;
 };
 
+// The correlation of a per-caption covariate with the raw image-caption scores (the Winoground
+// paper's Table 6, left): one point per (caption, image) pair, each of an example's two captions
+// with each of its two images (N = 4 x examples with a value: 1,600 on the real set).
+struct PairCorrelationRow {
+  std::string covariate;
+  std::string source;
+  Correlation pearson;
+  Correlation spearman;
+};
+
 struct EvalInputs {
   std::vector<TagSet> tag_sets;
   std::vector<Covariate> covariates;  // the caption-length covariate is always added
@@ -115,8 +125,9 @@ struct EvalResult {
   EvalOptions options;
   GroupStats overall;
   std::vector<Breakdown> breakdowns;
-  std::vector<CorrelationRow> correlations;
-  std::vector<Outcome> outcomes;  // aligned with dataset.examples
+  std::vector<PairCorrelationRow> pair_correlations;  // per-caption covariates vs pair scores
+  std::vector<CorrelationRow> correlations;           // per-example covariates vs 0/1 correctness
+  std::vector<Outcome> outcomes;                      // aligned with dataset.examples
 };
 
 // Computes one group's statistics. `members` are example indices in id order; `stream` names
@@ -132,5 +143,8 @@ EvalResult evaluate(const Dataset& dataset, const std::vector<PairScores>& score
 std::string fold_method_text(const EvalOptions& options);
 std::string bootstrap_method_text(const EvalOptions& options);
 std::string chance_test_text(const EvalOptions& options);
+// The two correlation definitions, with their N, as the reports state them.
+std::string pair_correlation_text();
+std::string correctness_correlation_text();
 
 }  // namespace winokit

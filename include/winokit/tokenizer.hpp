@@ -10,6 +10,17 @@
 //   auto tok2 = winokit::ClipTokenizer::from_openai("bpe_simple_vocab_16e6.txt.gz");
 //   std::vector<int> ids = tok.encode("a photo of a dog.");   // 49406 ... 49407, unpadded
 //   std::vector<int> bpe = tok.bpe_ids("a photo");            // no special tokens
+//
+// The GPT-2 byte-level BPE tokenizer, byte-exact with openai/gpt-2's encoder.py: no cleaning, no
+// lower-casing, GPT-2's pre-token pattern ('s 't 're 've 'm 'll 'd, ` ?\p{L}+`, ` ?\p{N}+`,
+// ` ?[^\s\p{L}\p{N}]+`, `\s+(?!\S)`, `\s+`; \s is Unicode White_Space as in the regex module),
+// then the same BPE merge loop as CLIP's (without CLIP's end-of-word marker).
+//
+//   auto gpt2 = winokit::Gpt2Tokenizer::from_directory("gpt2/");  // vocab.json + merges.txt
+//   std::vector<int> ids = gpt2.encode("Hello world");           // {15496, 995}
+//
+// Both refuse files that look truncated: every merge's result must be in the vocabulary, and
+// the vocabulary must hold exactly the byte symbols, one entry per merge and the special tokens.
 #pragma once
 
 #include <filesystem>
@@ -52,6 +63,29 @@ class ClipTokenizer {
   std::unordered_map<std::string, int> vocab_;
   std::unordered_map<std::string, int> ranks_;  // "first second" -> rank
   int start_id_ = 0, end_id_ = 0;
+};
+
+class Gpt2Tokenizer {
+ public:
+  // Hugging Face's vocab.json + merges.txt, or openai/gpt-2's encoder.json + vocab.bpe (the same
+  // formats). Throws InputError naming the file for malformed or truncated files.
+  static Gpt2Tokenizer from_files(const std::filesystem::path& vocab_json,
+                                  const std::filesystem::path& merges_txt);
+  // vocab.json + merges.txt, else encoder.json + vocab.bpe, in `dir`.
+  static Gpt2Tokenizer from_directory(const std::filesystem::path& dir);
+
+  // The BPE ids of `text` (no special tokens). Throws UsageError for invalid UTF-8.
+  std::vector<int> encode(const std::string& text) const;
+  // The pre-tokens of `text` (GPT-2's regex split).
+  static std::vector<std::string> pre_tokenize(const std::string& text);
+  int eos_id() const { return eos_id_; }  // <|endoftext|>
+  std::size_t vocab_size() const { return vocab_.size(); }
+  int max_id() const { return max_id_; }
+
+ private:
+  std::unordered_map<std::string, int> vocab_;
+  std::unordered_map<std::string, int> ranks_;  // "first second" -> rank
+  int eos_id_ = 0, max_id_ = 0;
 };
 
 // Python's html.unescape: named (HTML 4 set, with the legacy forms without ';'), decimal and

@@ -1,6 +1,8 @@
 #include "winokit/covariates.hpp"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "winokit/error.hpp"
 #include "winokit/files.hpp"
@@ -12,18 +14,37 @@ namespace winokit {
 
 Covariate caption_length_covariate(const Dataset& dataset) {
   Covariate c;
-  c.name = "mean caption length (words)";
+  c.name = "caption length (words)";
   c.source = "built-in";
   for (const auto& ex : dataset.examples) {
-    double words = static_cast<double>(count_words(ex.captions[0]) + count_words(ex.captions[1]));
-    c.values.emplace_back(words / 2.0);
+    const auto w0 = static_cast<double>(count_words(ex.captions[0]));
+    const auto w1 = static_cast<double>(count_words(ex.captions[1]));
+    c.values.emplace_back((w0 + w1) / 2.0);
+    c.caption_values.push_back({w0, w1});
   }
   return c;
 }
 
 std::vector<Covariate> load_covariates(const std::string& file, const Dataset& dataset) {
-  std::string text = read_file(file);
-  Table table = read_table(text, file);
+  const std::string raw = read_file(file);
+  // Leading '#' lines are comments (e.g. the definition `winokit perplexity` writes).
+  std::size_t skipped = 0, body = 0;
+  while (body < raw.size() && raw[body] == '#') {
+    auto nl = raw.find('\n', body);
+    body = nl == std::string::npos ? raw.size() : nl + 1;
+    ++skipped;
+  }
+  const std::string text = raw.substr(body);
+  Table table;
+  try {
+    table = read_table(text, file);
+  } catch (const InputError& e) {
+    Location where = e.location();
+    if (where.line != 0) where.line += skipped;
+    throw InputError(where, e.problem(), e.hint());
+  }
+  for (auto& row : table.rows)
+    row.line += skipped;
   auto id_col = table.find_column({"id", "example_id", "example"});
   if (!id_col) throw InputError({file, 1, "id"}, "no id column in the header");
   auto caption_col = table.find_column({"caption", "caption_index", "caption_idx"});
@@ -32,7 +53,7 @@ std::vector<Covariate> load_covariates(const std::string& file, const Dataset& d
     if (c != *id_col && (!caption_col || c != *caption_col)) value_cols.push_back(c);
   }
   if (value_cols.empty()) throw InputError({file, 1, ""}, "no covariate column besides the id");
-  const std::string hash = sha256_hex(text);
+  const std::string hash = sha256_hex(raw);
   const std::size_t n = dataset.examples.size();
   // sums[c][i][k]: value of column c for example i, caption k (k = 0 when per example).
   std::vector<std::vector<std::array<std::optional<double>, 2>>> seen(
@@ -78,12 +99,14 @@ std::vector<Covariate> load_covariates(const std::string& file, const Dataset& d
     cov.source = file;
     cov.sha256 = hash;
     cov.values.resize(n);
+    if (caption_col) cov.caption_values.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
       const auto& v = seen[c][i];
       if (!caption_col) {
         cov.values[i] = v[0];
       } else if (v[0] && v[1]) {
         cov.values[i] = (*v[0] + *v[1]) / 2.0;
+        cov.caption_values[i] = v;
       } else if (v[0] || v[1]) {
         throw InputError({file, seen_line[i][v[0] ? 0 : 1], cov.name},
                          "example " + dataset.examples[i].id + " has a value for one caption only");
@@ -92,6 +115,136 @@ std::vector<Covariate> load_covariates(const std::string& file, const Dataset& d
     out.push_back(std::move(cov));
   }
   return out;
+}
+
+namespace {
+
+// A double stored bit for bit in two floats (the cache holds float vectors).
+void put_double(std::vector<float>& out, double v) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  const auto lo = static_cast<std::uint32_t>(bits), hi = static_cast<std::uint32_t>(bits >> 32);
+  float f[2];
+  std::memcpy(&f[0], &lo, sizeof lo);
+  std::memcpy(&f[1], &hi, sizeof hi);
+  out.push_back(f[0]);
+  out.push_back(f[1]);
+}
+double get_double(const float* f) {
+  std::uint32_t lo, hi;
+  std::memcpy(&lo, &f[0], sizeof lo);
+  std::memcpy(&hi, &f[1], sizeof hi);
+  const std::uint64_t bits = (static_cast<std::uint64_t>(hi) << 32) | lo;
+  double v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+std::string ids_text(const std::vector<int>& ids) {
+  std::string s = "gpt2-log-probs:";
+  for (int id : ids)
+    s += std::to_string(id) + ",";
+  return s;
+}
+
+}  // namespace
+
+std::vector<CaptionPerplexity> caption_perplexities(const Dataset& dataset, const Gpt2Model& model,
+                                                    const Gpt2Tokenizer& tokenizer,
+                                                    const PerplexityOptions& options,
+                                                    EmbeddingCache* cache, std::size_t* cached) {
+  if (tokenizer.max_id() >= model.config().vocab_size) {
+    throw UsageError("the tokenizer's ids go up to " + std::to_string(tokenizer.max_id()) +
+                         " but the model's vocabulary has " +
+                         std::to_string(model.config().vocab_size) + " entries",
+                     "use the tokenizer files that came with the model");
+  }
+  std::vector<CaptionPerplexity> out;
+  std::vector<std::vector<int>> todo;
+  std::vector<std::size_t> todo_index;
+  std::vector<std::vector<double>> log_probs;
+  if (cached != nullptr) *cached = 0;
+  for (std::size_t i = 0; i < dataset.examples.size(); ++i) {
+    const Example& ex = dataset.examples[i];
+    for (int c = 0; c < 2; ++c) {
+      std::vector<int> ids = tokenizer.encode(ex.captions[static_cast<std::size_t>(c)]);
+      CaptionPerplexity p;
+      p.example = i;
+      p.caption = c;
+      p.tokens = static_cast<int>(ids.size());
+      if (options.bos) ids.insert(ids.begin(), tokenizer.eos_id());
+      if (ids.size() < 2) {
+        throw UsageError("example " + ex.id + ", caption " + std::to_string(c) + " ('" +
+                             ex.captions[static_cast<std::size_t>(c)] + "') has " +
+                             std::to_string(p.tokens) +
+                             " GPT-2 token: nothing to predict without a start token",
+                         "pass --bos to prepend <|endoftext|>");
+      }
+      if (static_cast<int>(ids.size()) > model.config().positions) {
+        throw UsageError("example " + ex.id + ", caption " + std::to_string(c) + " has " +
+                         std::to_string(ids.size()) + " tokens; the model's context is " +
+                         std::to_string(model.config().positions));
+      }
+      out.push_back(p);
+      log_probs.emplace_back();
+      if (cache != nullptr) {
+        if (auto v = cache->get(cache->text_key(ids_text(ids)), 2 * (ids.size() - 1))) {
+          for (std::size_t t = 0; t + 1 < ids.size(); ++t)
+            log_probs.back().push_back(get_double(&(*v)[2 * t]));
+          if (cached != nullptr) ++*cached;
+          continue;
+        }
+      }
+      todo.push_back(std::move(ids));
+      todo_index.push_back(out.size() - 1);
+    }
+  }
+  auto scores = model.score(todo, options.engine);
+  for (std::size_t k = 0; k < todo.size(); ++k) {
+    log_probs[todo_index[k]] = scores[k].log_probs;
+    if (cache != nullptr) {
+      std::vector<float> v;
+      for (double lp : scores[k].log_probs)
+        put_double(v, lp);
+      cache->put(cache->text_key(ids_text(todo[k])), v);
+    }
+  }
+  // The same float64 sum for computed and cached values.
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    double sum = 0;
+    for (double lp : log_probs[k])
+      sum += lp;
+    out[k].perplexity = std::exp(-sum / static_cast<double>(log_probs[k].size()));
+  }
+  return out;
+}
+
+std::string perplexity_csv(const Dataset& dataset, const std::vector<CaptionPerplexity>& values,
+                           bool bos) {
+  std::string csv = "# " + perplexity_definition(bos) + "\nid,caption,tokens,perplexity\n";
+  for (const auto& v : values) {
+    char num[40];
+    std::snprintf(num, sizeof num, "%.17g", v.perplexity);
+    csv += csv_escape(dataset.examples[v.example].id) + "," + std::to_string(v.caption) + "," +
+           std::to_string(v.tokens) + "," + num + "\n";
+  }
+  return csv;
+}
+
+Covariate perplexity_covariate(const Dataset& dataset, const std::vector<CaptionPerplexity>& values,
+                               std::string source) {
+  Covariate cov;
+  cov.name = "perplexity";
+  cov.source = std::move(source);
+  cov.values.resize(dataset.examples.size());
+  cov.caption_values.resize(dataset.examples.size());
+  for (const auto& v : values)
+    cov.caption_values[v.example][static_cast<std::size_t>(v.caption)] = v.perplexity;
+  for (std::size_t i = 0; i < dataset.examples.size(); ++i) {
+    const auto& cv = cov.caption_values[i];
+    if (cv[0] && cv[1]) cov.values[i] = (*cv[0] + *cv[1]) / 2.0;
+  }
+  return cov;
 }
 
 }  // namespace winokit

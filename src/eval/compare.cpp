@@ -1,10 +1,15 @@
 #include "winokit/compare.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "winokit/error.hpp"
+#include "winokit/files.hpp"
+#include "winokit/hash.hpp"
 #include "winokit/rng.hpp"
+#include "winokit/table.hpp"
+#include "winokit/text.hpp"
 
 namespace winokit {
 
@@ -70,6 +75,98 @@ CompareResult compare_runs(const Dataset& dataset, const std::vector<Run>& runs,
         out.pairwise.push_back(row);
       }
     }
+  }
+  return out;
+}
+
+RunInfo load_run_info(const std::string& file) {
+  const std::string text = read_file(file);
+  Table table = read_table(text, file);
+  auto name_col = table.find_column({"run", "name", "model"});
+  if (!name_col) throw InputError({file, 1, "run"}, "no run column (run, name or model)");
+  RunInfo info;
+  info.file = file;
+  info.sha256 = sha256_hex(text);
+  std::vector<std::size_t> cols;
+  for (std::size_t c = 0; c < table.header.size(); ++c) {
+    if (c == *name_col) continue;
+    cols.push_back(c);
+    info.columns.push_back(table.header[c]);
+    info.values[table.header[c]];
+  }
+  if (cols.empty()) throw InputError({file, 1, ""}, "no numeric column besides the run name");
+  std::map<std::string, std::size_t> seen;
+  for (const auto& row : table.rows) {
+    const std::string name(trim(row.cells[*name_col]));
+    if (name.empty()) throw InputError({file, row.line, table.header[*name_col]}, "empty run name");
+    if (auto [it, fresh] = seen.emplace(name, row.line); !fresh) {
+      throw InputError(
+          {file, row.line, table.header[*name_col]},
+          "run '" + name + "' again (first on line " + std::to_string(it->second) + ")");
+    }
+    for (std::size_t k = 0; k < cols.size(); ++k) {
+      const std::string cell(trim(row.cells[cols[k]]));
+      if (cell.empty() || cell == "NA" || cell == "na" || cell == "n/a") continue;
+      auto v = parse_double(cell);
+      if (!v || !std::isfinite(*v)) {
+        throw InputError({file, row.line, table.header[cols[k]]},
+                         "not a finite number: '" + cell + "'", "leave the cell empty if unknown");
+      }
+      info.values[table.header[cols[k]]][name] = *v;
+    }
+  }
+  return info;
+}
+
+std::string run_correlation_text() {
+  return "Pearson r and Spearman rho across runs between the column and the run's text, image "
+         "or group score (N = runs with a value); p two-sided (t with N-2 df), as the paper's "
+         "Table 7";
+}
+
+RunCorrelations correlate_runs(const CompareResult& result, const RunInfo& info,
+                               const std::vector<std::string>& exclude) {
+  for (const auto& name : exclude) {
+    if (std::find(result.names.begin(), result.names.end(), name) == result.names.end()) {
+      throw UsageError("--exclude-from-correlation " + name + ": no run of that name",
+                       "runs are named by NAME=FILE or the file's stem");
+    }
+  }
+  std::map<std::string, const GroupStats*> stats;
+  for (const auto& g : result.leaderboard)
+    stats[g.name] = &g;
+  RunCorrelations out;
+  out.file = info.file;
+  out.sha256 = info.sha256;
+  std::vector<std::vector<std::string>> exclusions = {{}};
+  if (!exclude.empty()) exclusions.push_back(exclude);
+  for (const auto& excluded : exclusions) {
+    RunCorrelationSet set;
+    set.excluded = excluded;
+    for (const auto& column : info.columns) {
+      const auto& values = info.values.at(column);
+      std::vector<std::string> runs;
+      std::vector<double> x;
+      for (const auto& name : result.names) {
+        if (std::find(excluded.begin(), excluded.end(), name) != excluded.end()) continue;
+        auto it = values.find(name);
+        if (it == values.end()) continue;
+        runs.push_back(name);
+        x.push_back(it->second);
+      }
+      if (runs.size() < 3) {
+        set.messages.push_back("'" + column + "': " + std::to_string(runs.size()) +
+                               " run(s) with a value; a correlation across runs needs at least 3");
+        continue;
+      }
+      for (std::size_t m : {kText, kImage, kGroup}) {
+        std::vector<double> y;
+        for (const auto& name : runs)
+          y.push_back(stats.at(name)->metrics[m].value);
+        set.rows.push_back({column, m, runs, pearson(x, y), spearman(x, y)});
+      }
+    }
+    out.sets.push_back(std::move(set));
   }
   return out;
 }

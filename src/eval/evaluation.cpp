@@ -45,6 +45,19 @@ std::string chance_test_text(const EvalOptions& o) {
          alpha;
 }
 
+std::string pair_correlation_text() {
+  return "Pearson r and Spearman rho between each image-caption score s(c, i) and the caption's "
+         "covariate, over all image-caption pairs: each of an example's two captions with each "
+         "of its two images (4 per example, N = 4 x examples with a value; 1,600 on the real "
+         "Winoground set, as the paper's Table 6, left); p two-sided (t with N-2 df)";
+}
+
+std::string correctness_correlation_text() {
+  return "Pearson r and Spearman rho between the per-example covariate (per-caption values "
+         "averaged over the two captions) and 0/1 correctness, over examples (N = examples with "
+         "a value); p two-sided (t with N-2 df)";
+}
+
 GroupStats group_stats(const std::string& name, const std::vector<std::size_t>& members,
                        const std::vector<Outcome>& outcomes, const EvalOptions& options,
                        const std::string& stream) {
@@ -198,6 +211,20 @@ EvalResult evaluate(const Dataset& dataset, const std::vector<PairScores>& score
   std::vector<Covariate> covariates = {caption_length_covariate(dataset)};
   covariates.insert(covariates.end(), inputs.covariates.begin(), inputs.covariates.end());
   for (const auto& cov : covariates) {
+    if (cov.per_caption()) {
+      std::vector<double> x, y;
+      for (std::size_t i : order) {
+        for (int c = 0; c < 2; ++c) {
+          const auto& v = cov.caption_values[i][static_cast<std::size_t>(c)];
+          if (!v) continue;
+          for (int img = 0; img < 2; ++img) {
+            x.push_back(*v);
+            y.push_back(scores[i].at(c, img));
+          }
+        }
+      }
+      r.pair_correlations.push_back({cov.name, cov.source, pearson(x, y), spearman(x, y)});
+    }
     for (std::size_t m = 0; m < kMetricCount; ++m) {
       std::vector<double> x, y;
       for (std::size_t i : order) {

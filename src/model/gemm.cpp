@@ -75,6 +75,8 @@ struct Linear::Impl {
       ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, kQuickGeluAlpha, 0.f);
     } else if (post == PostOp::Gelu) {
       ops.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
+    } else if (post == PostOp::GeluTanh) {
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f);
     }
     if (accumulate) ops.append_sum(1.f);
     a.set_post_ops(ops);

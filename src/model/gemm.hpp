@@ -29,7 +29,7 @@ inline void softmax_inplace(float* row, std::size_t n) {
     row[j] *= inv;
 }
 
-enum class PostOp { None, QuickGelu, Gelu };
+enum class PostOp { None, QuickGelu, Gelu, GeluTanh };  // GeluTanh: GPT-2's gelu_new
 
 class Linear {
  public:

@@ -261,6 +261,119 @@ constexpr const char* kStart = "<|startoftext|>";
 constexpr const char* kEnd = "<|endoftext|>";
 constexpr std::size_t kMergeCount = 49152 - 256 - 2;  // as openai/CLIP reads the merges file
 
+using Ranks = std::unordered_map<std::string, int>;
+using Merges = std::vector<std::pair<std::string, std::string>>;
+
+// The bytes of `token` as byte-level symbols (one UTF-8 character each).
+std::vector<std::string> byte_symbols(const std::string& token) {
+  std::vector<std::string> word;
+  word.reserve(token.size());
+  for (unsigned char b : token)
+    word.push_back(bytes_table()[b]);
+  return word;
+}
+
+// The BPE merge loop shared by CLIP and GPT-2 (openai/CLIP simple_tokenizer.py and openai/gpt-2
+// encoder.py are the same loop): repeatedly merge every occurrence, left to right, of the
+// adjacent pair with the lowest rank, until no adjacent pair has a rank.
+std::vector<std::string> bpe_merge(std::vector<std::string> word, const Ranks& ranks) {
+  while (word.size() > 1) {
+    int best_rank = INT_MAX;
+    std::size_t best = 0;
+    for (std::size_t k = 0; k + 1 < word.size(); ++k) {
+      auto it = ranks.find(word[k] + " " + word[k + 1]);
+      if (it != ranks.end() && it->second < best_rank) {
+        best_rank = it->second;
+        best = k;
+      }
+    }
+    if (best_rank == INT_MAX) break;
+    const std::string first = word[best], second = word[best + 1];
+    std::vector<std::string> merged;
+    for (std::size_t k = 0; k < word.size();) {
+      if (k + 1 < word.size() && word[k] == first && word[k + 1] == second) {
+        merged.push_back(first + second);
+        k += 2;
+      } else {
+        merged.push_back(word[k]);
+        ++k;
+      }
+    }
+    word = std::move(merged);
+  }
+  return word;
+}
+
+std::unordered_map<std::string, int> read_vocab_json(const fs::path& vocab_json) {
+  nlohmann::json vocab;
+  try {
+    vocab = nlohmann::json::parse(read_file(vocab_json));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError({vocab_json.string(), 0, ""}, std::string("malformed JSON: ") + e.what());
+  }
+  if (!vocab.is_object()) throw InputError({vocab_json.string(), 0, ""}, "expected a JSON object");
+  std::unordered_map<std::string, int> out;
+  for (auto it = vocab.begin(); it != vocab.end(); ++it) {
+    if (!it.value().is_number_integer() || it.value().get<long long>() < 0 ||
+        it.value().get<long long>() > INT_MAX) {
+      throw InputError({vocab_json.string(), 0, it.key()}, "expected a non-negative integer id");
+    }
+    out.emplace(it.key(), it.value().get<int>());
+  }
+  return out;
+}
+
+// merges.txt / vocab.bpe: an optional "#version" first line, then "first second" per line.
+Merges read_merges(const fs::path& merges_txt) {
+  std::string text = read_file(merges_txt);
+  Merges merges;
+  auto lines = split_lines(text);
+  for (std::size_t n = 0; n < lines.size(); ++n) {
+    auto line = lines[n];
+    if (line.empty() || (n == 0 && line.rfind("#version", 0) == 0)) continue;
+    auto sp = line.find(' ');
+    if (sp == std::string_view::npos || sp == 0 || sp + 1 == line.size() ||
+        line.find(' ', sp + 1) != std::string_view::npos) {
+      throw InputError({merges_txt.string(), n + 1, ""},
+                       "expected two symbols separated by a space (is the file truncated?)");
+    }
+    merges.emplace_back(std::string(line.substr(0, sp)), std::string(line.substr(sp + 1)));
+  }
+  return merges;
+}
+
+// Refuses a vocabulary and merges that do not belong together or look truncated: every merge's
+// result must be in the vocabulary, and the vocabulary must have `base` entries (byte symbols
+// and special tokens) plus one per merge.
+void check_consistent(const std::unordered_map<std::string, int>& vocab, const Merges& merges,
+                      std::size_t base, const fs::path& vocab_file, const fs::path& merges_file) {
+  for (std::size_t r = 0; r < merges.size(); ++r) {
+    const std::string joined = merges[r].first + merges[r].second;
+    if (vocab.find(joined) == vocab.end()) {
+      throw InputError({merges_file.string(), 0, ""},
+                       "merge " + std::to_string(r + 1) + " ('" + merges[r].first + " " +
+                           merges[r].second + "') makes '" + joined + "', which " +
+                           vocab_file.filename().string() +
+                           " does not hold: the vocabulary looks truncated or belongs to another "
+                           "tokenizer");
+    }
+  }
+  if (vocab.size() != base + merges.size()) {
+    const bool few_merges = vocab.size() > base + merges.size();
+    throw InputError(
+        {(few_merges ? merges_file : vocab_file).string(), 0, ""},
+        std::to_string(merges.size()) + " merges for a " + std::to_string(vocab.size()) +
+            "-entry vocabulary (expected " + std::to_string(base) +
+            " byte and special entries plus one per merge): " +
+            (few_merges ? merges_file.filename().string() : vocab_file.filename().string()) +
+            " looks truncated");
+  }
+}
+
+bool is_white_space(char32_t c) {  // Unicode White_Space, as the regex module's \s
+  return u_isUWhiteSpace(static_cast<UChar32>(c)) != 0;
+}
+
 }  // namespace
 
 std::string html_unescape(const std::string& text) {
@@ -416,40 +529,9 @@ std::vector<std::string> ClipTokenizer::pre_tokenize(const std::string& cleaned)
 
 std::vector<std::string> ClipTokenizer::bpe(const std::string& token) const {
   if (token == kStart || token == kEnd) return {token};
-  std::vector<std::string> word;
-  for (unsigned char b : token)
-    word.push_back(bytes_table()[b]);
-  // Byte-encoded symbols are single code points; re-split by UTF-8 characters.
-  std::string joined;
-  for (const auto& w : word)
-    joined += w;
-  word = utf8_chars(joined);
+  std::vector<std::string> word = byte_symbols(token);
   word.back() += "</w>";
-  while (word.size() > 1) {
-    int best_rank = INT_MAX;
-    std::size_t best = 0;
-    for (std::size_t k = 0; k + 1 < word.size(); ++k) {
-      auto it = ranks_.find(word[k] + " " + word[k + 1]);
-      if (it != ranks_.end() && it->second < best_rank) {
-        best_rank = it->second;
-        best = k;
-      }
-    }
-    if (best_rank == INT_MAX) break;
-    const std::string first = word[best], second = word[best + 1];
-    std::vector<std::string> merged;
-    for (std::size_t k = 0; k < word.size();) {
-      if (k + 1 < word.size() && word[k] == first && word[k + 1] == second) {
-        merged.push_back(first + second);
-        k += 2;
-      } else {
-        merged.push_back(word[k]);
-        ++k;
-      }
-    }
-    word = std::move(merged);
-  }
-  return word;
+  return bpe_merge(std::move(word), ranks_);
 }
 
 std::vector<int> ClipTokenizer::bpe_ids(const std::string& text) const {
@@ -485,36 +567,17 @@ void ClipTokenizer::build_from_merges(
 
 ClipTokenizer ClipTokenizer::from_hf(const fs::path& vocab_json, const fs::path& merges_txt) {
   ClipTokenizer tok;
-  nlohmann::json vocab;
-  try {
-    vocab = nlohmann::json::parse(read_file(vocab_json));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError({vocab_json.string(), 0, ""}, std::string("malformed JSON: ") + e.what());
-  }
-  for (auto it = vocab.begin(); it != vocab.end(); ++it) {
-    if (!it.value().is_number_integer()) {
-      throw InputError({vocab_json.string(), 0, it.key()}, "expected an integer id");
-    }
-    tok.vocab_.emplace(it.key(), it.value().get<int>());
-  }
-  std::string text = read_file(merges_txt);
-  std::vector<std::pair<std::string, std::string>> merges;
-  auto lines = split_lines(text);
-  for (std::size_t n = 0; n < lines.size(); ++n) {
-    auto line = lines[n];
-    if (line.empty() || (n == 0 && line.rfind("#version", 0) == 0)) continue;
-    auto sp = line.find(' ');
-    if (sp == std::string_view::npos) {
-      throw InputError({merges_txt.string(), n + 1, ""},
-                       "expected two symbols separated by a space");
-    }
-    merges.emplace_back(std::string(line.substr(0, sp)), std::string(line.substr(sp + 1)));
-  }
-  tok.build_from_merges(merges);
+  tok.vocab_ = read_vocab_json(vocab_json);
+  Merges merges = read_merges(merges_txt);
+  // openai/CLIP and Hugging Face read at most 48,894 merges.
+  if (merges.size() > kMergeCount) merges.resize(kMergeCount);
   auto start = tok.vocab_.find(kStart), end = tok.vocab_.find(kEnd);
   if (start == tok.vocab_.end() || end == tok.vocab_.end()) {
     throw InputError({vocab_json.string(), 0, ""}, "no <|startoftext|> / <|endoftext|> tokens");
   }
+  // 256 byte symbols, the same with </w>, and the two special tokens.
+  check_consistent(tok.vocab_, merges, 2 * 256 + 2, vocab_json, merges_txt);
+  tok.build_from_merges(merges);
   tok.start_id_ = start->second;
   tok.end_id_ = end->second;
   return tok;
@@ -622,6 +685,116 @@ ClipTokenizer ClipTokenizer::from_directory(const fs::path& dir) {
                     ": no tokenizer (vocab.json + merges.txt or "
                     "bpe_simple_vocab_16e6.txt.gz)",
                 "pass --tokenizer FILE_OR_DIR");
+}
+
+// ---- GPT-2 ----
+
+std::vector<std::string> Gpt2Tokenizer::pre_tokenize(const std::string& text) {
+  if (!is_valid_utf8(text)) throw UsageError("caption is not valid UTF-8");
+  const std::u32string t = utf8_to_u32(text);
+  const std::size_t n = t.size();
+  static const std::u32string kContractions[] = {U"'s", U"'t",  U"'re", U"'ve",
+                                                 U"'m", U"'ll", U"'d"};
+  auto other = [](char32_t c) { return !is_white_space(c) && !is_letter(c) && !is_number(c); };
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < n) {
+    std::size_t len = 0;
+    // The alternatives in the pattern's order; the first that matches at i wins.
+    for (const auto& c : kContractions) {
+      if (t.compare(i, c.size(), c) == 0) {
+        len = c.size();
+        break;
+      }
+    }
+    const std::size_t s = (t[i] == U' ' && i + 1 < n) ? 1 : 0;  // the optional leading space
+    if (len == 0) {
+      for (auto cls :
+           {+[](char32_t c) { return is_letter(c); }, +[](char32_t c) { return is_number(c); }}) {
+        if (cls(t[i])) {
+          while (i + len < n && cls(t[i + len]))
+            ++len;
+        } else if (s == 1 && cls(t[i + 1])) {
+          len = 1;
+          while (i + len < n && cls(t[i + len]))
+            ++len;
+        }
+        if (len != 0) break;
+      }
+    }
+    if (len == 0) {
+      if (other(t[i])) {
+        len = 1;
+      } else if (s == 1 && other(t[i + 1])) {
+        len = 2;
+      }
+      if (len != 0) {
+        while (i + len < n && other(t[i + len]))
+          ++len;
+      }
+    }
+    if (len == 0) {
+      // t[i] is white space: \s+(?!\S) takes the run, leaving its last character when a
+      // non-space follows (if that leaves anything); otherwise \s+ takes the whole run.
+      std::size_t end = i;
+      while (end < n && is_white_space(t[end]))
+        ++end;
+      len = end - i;
+      if (end < n && len > 1) --len;
+    }
+    out.push_back(u32_to_utf8(t.substr(i, len)));
+    i += len;
+  }
+  return out;
+}
+
+std::vector<int> Gpt2Tokenizer::encode(const std::string& text) const {
+  std::vector<int> ids;
+  for (const auto& token : pre_tokenize(text)) {
+    for (const auto& piece : bpe_merge(byte_symbols(token), ranks_)) {
+      auto it = vocab_.find(piece);
+      if (it == vocab_.end()) throw Error("tokenizer: '" + piece + "' is not in the vocabulary");
+      ids.push_back(it->second);
+    }
+  }
+  return ids;
+}
+
+Gpt2Tokenizer Gpt2Tokenizer::from_files(const fs::path& vocab_json, const fs::path& merges_txt) {
+  Gpt2Tokenizer tok;
+  tok.vocab_ = read_vocab_json(vocab_json);
+  const Merges merges = read_merges(merges_txt);
+  auto eos = tok.vocab_.find(kEnd);
+  if (eos == tok.vocab_.end()) {
+    throw InputError({vocab_json.string(), 0, ""}, "no <|endoftext|> token");
+  }
+  for (const auto& symbol : bytes_table()) {
+    if (tok.vocab_.find(symbol) == tok.vocab_.end()) {
+      throw InputError({vocab_json.string(), 0, ""},
+                       "byte symbol '" + symbol + "' missing: not a byte-level BPE vocabulary");
+    }
+  }
+  // 256 byte symbols and <|endoftext|>.
+  check_consistent(tok.vocab_, merges, 256 + 1, vocab_json, merges_txt);
+  for (std::size_t r = 0; r < merges.size(); ++r)
+    tok.ranks_.emplace(merges[r].first + " " + merges[r].second, static_cast<int>(r));
+  tok.eos_id_ = eos->second;
+  for (const auto& [text, id] : tok.vocab_)
+    tok.max_id_ = std::max(tok.max_id_, id);
+  return tok;
+}
+
+Gpt2Tokenizer Gpt2Tokenizer::from_directory(const fs::path& dir) {
+  if (fs::is_regular_file(dir / "vocab.json") && fs::is_regular_file(dir / "merges.txt")) {
+    return from_files(dir / "vocab.json", dir / "merges.txt");
+  }
+  if (fs::is_regular_file(dir / "encoder.json") && fs::is_regular_file(dir / "vocab.bpe")) {
+    return from_files(dir / "encoder.json", dir / "vocab.bpe");
+  }
+  throw IoError(dir.string() +
+                    ": no GPT-2 tokenizer (vocab.json + merges.txt, or encoder.json + "
+                    "vocab.bpe)",
+                "pass --tokenizer DIR");
 }
 
 }  // namespace winokit

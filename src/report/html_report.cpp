@@ -153,8 +153,26 @@ std::string html_report(const EvalResult& r, const ReportContext& ctx) {
       << "<div class=\"chart\">" << svg_group_chart(bd.groups, bd.title) << "</div>"
       << group_table(bd.groups);
   }
+  auto fixed4 = [](double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4f", x);
+    return std::isfinite(x) ? std::string(buf) : std::string("n/a");
+  };
+  if (!r.pair_correlations.empty()) {
+    b << "<h2>Correlations with image-caption scores (Table 6, left)</h2><p class=\"note\">"
+      << html_escape(pair_correlation_text()) << ".</p><table><tr><th>Covariate</th>"
+      << "<th>Pairs N</th><th>Pearson r</th><th>p</th><th>Spearman rho</th><th>p</th></tr>";
+    for (const auto& c : r.pair_correlations) {
+      b << "<tr><td>" << html_escape(c.covariate) << "</td><td>" << c.pearson.n << "</td><td>"
+        << fixed4(c.pearson.r) << "</td><td>" << fixed4(c.pearson.p) << "</td><td>"
+        << fixed4(c.spearman.r) << "</td><td>" << fixed4(c.spearman.p) << "</td></tr>";
+    }
+    b << "</table>";
+  }
   if (!r.correlations.empty()) {
-    b << "<h2>Correlations</h2><table><tr><th>Covariate</th><th>Metric</th><th>N</th>"
+    b << "<h2>Correlations with per-example correctness</h2><p class=\"note\">"
+      << html_escape(correctness_correlation_text()) << ".</p>"
+      << "<table><tr><th>Covariate</th><th>Metric</th><th>N</th>"
          "<th>Pearson r</th><th>p</th><th>Spearman rho</th><th>p</th></tr>";
     for (const auto& c : r.correlations) {
       auto v = [](double x) {
@@ -187,8 +205,40 @@ std::string html_compare(const CompareResult& c, const nlohmann::json& provenanc
       << "</td><td>" << p.b_only << "</td><td>" << pv << "</td><td>"
       << interval_text(p.paired_bootstrap) << "</td></tr>";
   }
-  b << "</table><p class=\"note\">" << html_escape(bootstrap_method_text(c.options))
-    << ".</p><h2>Provenance</h2><pre>" << html_escape(provenance.dump(2)) << "</pre>";
+  b << "</table><p class=\"note\">" << html_escape(bootstrap_method_text(c.options)) << ".</p>";
+  if (c.run_correlations) {
+    b << "<h2>Correlations with run information (Table 7)</h2><p class=\"note\">"
+      << html_escape(run_correlation_text()) << ". From " << html_escape(c.run_correlations->file)
+      << ".</p>";
+    auto v = [](double x) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.4f", x);
+      return std::isfinite(x) ? std::string(buf) : std::string("n/a");
+    };
+    for (const auto& set : c.run_correlations->sets) {
+      std::string title = "All runs";
+      if (!set.excluded.empty()) {
+        title = "Without";
+        for (const auto& e : set.excluded)
+          title += " " + e;
+      }
+      b << "<h3>" << html_escape(title) << "</h3>";
+      if (!set.rows.empty()) {
+        b << "<table><tr><th>Column</th><th>Metric</th><th>N runs</th><th>Pearson r</th>"
+             "<th>p</th><th>Spearman rho</th><th>p</th></tr>";
+        for (const auto& row : set.rows) {
+          b << "<tr><td>" << html_escape(row.column) << "</td><td>" << kMetricNames[row.metric]
+            << "</td><td>" << row.runs.size() << "</td><td>" << v(row.pearson.r) << "</td><td>"
+            << v(row.pearson.p) << "</td><td>" << v(row.spearman.r) << "</td><td>"
+            << v(row.spearman.p) << "</td></tr>";
+        }
+        b << "</table>";
+      }
+      for (const auto& m : set.messages)
+        b << "<p class=\"note\">Not computed: " << html_escape(m) << ".</p>";
+    }
+  }
+  b << "<h2>Provenance</h2><pre>" << html_escape(provenance.dump(2)) << "</pre>";
   return page("Winoground leaderboard", b.str());
 }
 

@@ -85,11 +85,20 @@ json json_report(const EvalResult& r, const ReportContext& ctx) {
                             {"pearson", correlation_json(c.pearson)},
                             {"spearman", correlation_json(c.spearman)}});
   }
-  return {{"model", ctx.model},
-          {"provenance", ctx.provenance},
-          {"methods", methods_json(r.options)},
-          {"overall", group_json(r.overall, r.options)},
-          {"breakdowns", breakdowns},
+  json pair_correlations = json::array();
+  for (const auto& c : r.pair_correlations) {
+    pair_correlations.push_back({{"covariate", c.covariate},
+                                 {"source", c.source},
+                                 {"pairs", "each caption with each image, 4 per example"},
+                                 {"pearson", correlation_json(c.pearson)},
+                                 {"spearman", correlation_json(c.spearman)}});
+  }
+  json methods = methods_json(r.options);
+  methods["pair_correlations"] = pair_correlation_text();
+  methods["correlations"] = correctness_correlation_text();
+  return {{"model", ctx.model},          {"provenance", ctx.provenance},
+          {"methods", methods},          {"overall", group_json(r.overall, r.options)},
+          {"breakdowns", breakdowns},    {"pair_correlations", pair_correlations},
           {"correlations", correlations}};
 }
 
@@ -117,11 +126,30 @@ json json_compare(const CompareResult& c, const json& provenance) {
   for (std::size_t i = 0; i < c.names.size(); ++i) {
     runs.push_back({{"name", c.names[i]}, {"source", c.sources[i]}});
   }
-  return {{"provenance", provenance},
-          {"methods", methods_json(c.options)},
-          {"runs", runs},
-          {"leaderboard", board},
-          {"pairwise", pairs}};
+  json out = {{"provenance", provenance},
+              {"methods", methods_json(c.options)},
+              {"runs", runs},
+              {"leaderboard", board},
+              {"pairwise", pairs}};
+  if (c.run_correlations) {
+    json sets = json::array();
+    for (const auto& set : c.run_correlations->sets) {
+      json rows = json::array();
+      for (const auto& row : set.rows) {
+        rows.push_back({{"column", row.column},
+                        {"metric", kMetricNames[row.metric]},
+                        {"runs", row.runs},
+                        {"pearson", correlation_json(row.pearson)},
+                        {"spearman", correlation_json(row.spearman)}});
+      }
+      sets.push_back({{"excluded", set.excluded}, {"rows", rows}, {"messages", set.messages}});
+    }
+    out["run_correlations"] = {{"file", c.run_correlations->file},
+                               {"sha256", c.run_correlations->sha256},
+                               {"definition", run_correlation_text()},
+                               {"sets", sets}};
+  }
+  return out;
 }
 
 }  // namespace winokit

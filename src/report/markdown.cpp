@@ -89,8 +89,21 @@ std::string markdown_report(const EvalResult& r, const ReportContext& ctx) {
     }
   }
 
+  if (!r.pair_correlations.empty()) {
+    md << "\n### Correlations with image-caption scores (Table 6, left)\n\n";
+    md << "| Covariate | Pairs N | Pearson r | p | Spearman rho | p |\n";
+    md << "|---|---:|---:|---:|---:|---:|\n";
+    for (const auto& c : r.pair_correlations) {
+      md << "| " << c.covariate << " | " << c.pearson.n << " | " << r_text(c.pearson.r) << " | "
+         << (std::isfinite(c.pearson.p) ? p_text(c.pearson.p) : "n/a") << " | "
+         << r_text(c.spearman.r) << " | "
+         << (std::isfinite(c.spearman.p) ? p_text(c.spearman.p) : "n/a") << " |\n";
+    }
+    md << "\nDefinition: " << pair_correlation_text() << ".\n";
+  }
   if (!r.correlations.empty()) {
-    md << "\n### Correlations with per-example correctness\n\n";
+    md << "\n### Correlations with per-example correctness\n\n"
+       << "Definition: " << correctness_correlation_text() << ".\n\n";
     md << "| Covariate | Metric | N | Pearson r | p | Spearman rho | p |\n";
     md << "|---|---|---:|---:|---:|---:|---:|\n";
     for (const auto& c : r.correlations) {
@@ -105,6 +118,37 @@ std::string markdown_report(const EvalResult& r, const ReportContext& ctx) {
   }
   return md.str();
 }
+
+namespace {
+
+// Table 7: the runs' scores against numbers about the runs.
+std::string markdown_run_correlations(const RunCorrelations& rc) {
+  std::ostringstream md;
+  md << "\n### Correlations with run information (Table 7)\n\n"
+     << "Definition: " << run_correlation_text() << ". From " << rc.file << ".\n";
+  for (const auto& set : rc.sets) {
+    std::string title = set.excluded.empty() ? "All runs" : "Without";
+    for (std::size_t i = 0; i < set.excluded.size(); ++i)
+      title += (i == 0 ? " " : ", ") + set.excluded[i];
+    md << "\n" << title << ":\n\n";
+    if (!set.rows.empty()) {
+      md << "| Column | Metric | N runs | Pearson r | p | Spearman rho | p |\n"
+         << "|---|---|---:|---:|---:|---:|---:|\n";
+      for (const auto& row : set.rows) {
+        md << "| " << row.column << " | " << kMetricNames[row.metric] << " | " << row.runs.size()
+           << " | " << r_text(row.pearson.r) << " | "
+           << (std::isfinite(row.pearson.p) ? p_text(row.pearson.p) : "n/a") << " | "
+           << r_text(row.spearman.r) << " | "
+           << (std::isfinite(row.spearman.p) ? p_text(row.spearman.p) : "n/a") << " |\n";
+      }
+    }
+    for (const auto& m : set.messages)
+      md << "\nNot computed: " << m << ".\n";
+  }
+  return md.str();
+}
+
+}  // namespace
 
 std::string markdown_compare(const CompareResult& c) {
   std::ostringstream md;
@@ -134,6 +178,7 @@ std::string markdown_compare(const CompareResult& c) {
   md << "\nMethods: " << bootstrap_method_text(c.options)
      << "; McNemar: exact two-sided binomial test on the discordant examples; the paired "
         "bootstrap resamples examples and scores both runs on each resample.\n";
+  if (c.run_correlations) md << markdown_run_correlations(*c.run_correlations);
   return md.str();
 }
 

@@ -16,7 +16,8 @@ namespace {
 
 struct CompareFlags {
   std::string data, json, csv, html, markdown;
-  std::vector<std::string> runs;
+  std::vector<std::string> runs, exclude;
+  std::string run_info;
   bool quiet = false;
   StatFlags stats;
 };
@@ -43,12 +44,23 @@ int run(const CompareFlags& f) {
     sources.push_back(source);
     runs.push_back({name, std::move(loaded.scores), source});
   }
+  if (f.run_info.empty() && !f.exclude.empty()) {
+    throw UsageError("--exclude-from-correlation needs --run-info FILE");
+  }
   CompareResult result = compare_runs(dataset, runs, options);
   nlohmann::json provenance = {{"tool", "winokit"},
                                {"version", kVersion},
                                {"dataset", dataset_json(dataset)},
                                {"runs", sources},
                                {"options", options_json(options)}};
+  if (!f.run_info.empty()) {
+    result.run_correlations = correlate_runs(result, load_run_info(f.run_info), f.exclude);
+    provenance["run_info"] = {{"file", f.run_info}, {"sha256", result.run_correlations->sha256}};
+    for (const auto& set : result.run_correlations->sets) {
+      for (const auto& m : set.messages)
+        std::cerr << "winokit: run info " << m << "\n";
+    }
+  }
   std::string md = markdown_compare(result);
   OutputSet out;
   if (!f.json.empty()) out.add(f.json, json_compare(result, provenance).dump(2) + "\n");
@@ -71,6 +83,11 @@ void add_compare(CLI::App& app, int& exit_code) {
       ->required()
       ->expected(2, -1);
   cmd->add_option("--data", flags->data, "Dataset folder with examples.jsonl")->required();
+  cmd->add_option("--run-info", flags->run_info,
+                  "CSV of numbers per run (run, pretraining_pairs, ...): correlate them with the "
+                  "scores across runs (Table 7)");
+  cmd->add_option("--exclude-from-correlation", flags->exclude,
+                  "With --run-info: also correlate without this run (repeatable)");
   cmd->add_option("--json", flags->json, "Write the JSON report");
   cmd->add_option("--csv", flags->csv, "Write the leaderboard as CSV");
   cmd->add_option("--html", flags->html, "Write the HTML report");

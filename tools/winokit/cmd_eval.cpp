@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "eval_run.hpp"
+#include "perplexity_run.hpp"
 #include "winokit/error.hpp"
 #include "winokit/files.hpp"
 #include "winokit/scorer.hpp"
@@ -16,6 +17,8 @@ struct EvalFlags {
   std::string data, scores, scorer, name, json, csv, per_example, scores_out, html, markdown,
       images;
   std::vector<std::string> tags, covariates;
+  std::string perplexity;
+  LmRequest lm;
   bool quiet = false;
   StatFlags stats;
   ModelFlags model;
@@ -44,7 +47,33 @@ int run(const EvalFlags& f) {
   } else {
     scorer = make_baseline_scorer(f.scorer, req.options.seed);
   }
-  EvalRun r = run_evaluation(req, *scorer, f.name);
+  Dataset dataset = load_dataset(f.data);
+  if (!f.perplexity.empty() && !f.lm.model.empty()) {
+    throw UsageError("give --perplexity FILE or --lm DIR, not both");
+  }
+  if (!f.perplexity.empty()) {
+    // The perplexity column of a `winokit perplexity` table (other columns are ignored).
+    bool found = false;
+    for (auto& cov : load_covariates(f.perplexity, dataset)) {
+      if (cov.name != "perplexity") continue;
+      req.extra_covariates.push_back(std::move(cov));
+      found = true;
+    }
+    if (!found) {
+      throw InputError({f.perplexity, 1, "perplexity"}, "no perplexity column",
+                       "write the file with winokit perplexity, or pass it with --covariate");
+    }
+  } else if (!f.lm.model.empty()) {
+    LmRequest lm = f.lm;
+    lm.threads = f.model.threads;
+    lm.no_cache = f.model.no_cache;
+    lm.cache_dir = f.model.cache_dir;
+    LmRun run = run_perplexity(dataset, lm);
+    req.extra_covariates.push_back(perplexity_covariate(dataset, run.values, f.lm.model));
+    std::cerr << "winokit: GPT-2 perplexity of " << run.values.size() << " captions (" << run.cached
+              << " from the cache); " << perplexity_definition(lm.bos) << "\n";
+  }
+  EvalRun r = run_evaluation(std::move(dataset), req, *scorer, f.name);
   OutputSet out;
   add_eval_outputs(r, {f.json, f.csv, f.per_example, scores_out, f.html, f.markdown}, out);
   out.commit();
@@ -78,6 +107,12 @@ void add_eval(CLI::App& app, int& exit_code) {
   cmd->add_option("--tags", flags->tags, "Extra tag set (JSON id -> tags), FILE or NAME=FILE");
   cmd->add_option("--covariate", flags->covariates,
                   "Covariate table (id[, caption], numeric columns) to correlate with correctness");
+  cmd->add_option("--perplexity", flags->perplexity,
+                  "Caption perplexity table from `winokit perplexity` (Table 6, left)");
+  cmd->add_option("--lm", flags->lm.model,
+                  "GPT-2 folder: compute caption perplexities (cached) for Table 6, left");
+  cmd->add_flag("--lm-bos", flags->lm.bos,
+                "With --lm: prepend <|endoftext|> (see perplexity --bos)");
   cmd->add_option("--json", flags->json, "Write the JSON report");
   cmd->add_option("--csv", flags->csv, "Write the CSV report (one row per group and metric)");
   cmd->add_option("--per-example", flags->per_example, "Write per-example outcomes (JSONL)");

@@ -17,5 +17,6 @@ void add_probe(CLI::App& app, int& exit_code);
 void add_game(CLI::App& app, int& exit_code);
 void add_variants(CLI::App& app, int& exit_code);
 void add_heatmap(CLI::App& app, int& exit_code);
+void add_perplexity(CLI::App& app, int& exit_code);
 
 }  // namespace winokit::cli

@@ -18,6 +18,8 @@ EvalRun run_evaluation(Dataset dataset, const EvalRequest& req, Scorer& scorer,
     auto covs = load_covariates(file, r.dataset);
     r.inputs.covariates.insert(r.inputs.covariates.end(), covs.begin(), covs.end());
   }
+  r.inputs.covariates.insert(r.inputs.covariates.end(), req.extra_covariates.begin(),
+                             req.extra_covariates.end());
   r.scores = scorer.score(r.dataset);
   r.result = evaluate(r.dataset, r.scores, r.inputs, req.options);
   r.context = make_context(r.dataset, name.empty() ? scorer.name() : name, scorer.describe(),

@@ -15,6 +15,7 @@ struct EvalRequest {
   std::string data;
   std::string images;  // --images: a folder or zip of the dataset's images, if not beside it
   std::vector<std::string> tags, covariates;
+  std::vector<Covariate> extra_covariates;  // computed ones (eval --lm, --perplexity)
   EvalOptions options;
 };
 

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   winokit::cli::add_game(app, exit_code);
   winokit::cli::add_variants(app, exit_code);
   winokit::cli::add_heatmap(app, exit_code);
+  winokit::cli::add_perplexity(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

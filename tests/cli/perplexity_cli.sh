@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# End-to-end tests of `winokit perplexity`, `eval --perplexity/--lm` (Table 6, left) and
+# `compare --run-info` (Table 7), on the tiny GPT-2 checkpoints of tests/golden/gpt2_tiny.
+# Usage: perplexity_cli.sh PATH/TO/winokit
+set -u
+WINOKIT=$(realpath "${1:?usage: perplexity_cli.sh PATH/TO/winokit}")
+TINY=$(realpath "$(dirname "${BASH_SOURCE[0]}")/../golden/gpt2_tiny")
+VOCAB=$(realpath "$(dirname "${BASH_SOURCE[0]}")/../fixtures/gpt2_vocab")
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK" || exit 1
+export WINOKIT_CACHE_DIR="$WORK/cache"
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok   - $1"; }
+not_ok() { failed=$((failed + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/       /'; }
+expect() {
+  local name=$1 want_rc=$2 pattern=$3
+  shift 4
+  local out rc
+  out=$("$@" 2>&1)
+  rc=$?
+  if [ "$rc" -ne "$want_rc" ]; then
+    not_ok "$name (exit $rc, wanted $want_rc)" "$(echo "$out" | tail -5)"
+  elif [ -n "$pattern" ] && ! echo "$out" | grep -qE -- "$pattern"; then
+    not_ok "$name (output lacks /$pattern/)" "$(echo "$out" | tail -8)"
+  else
+    ok "$name"
+  fi
+}
+
+mkdir -p ds
+captions=("an old dog" "a young cat" "the red cup" "a blue cup" "it's a fire" "a fire truck"
+  "more birds" "more snakes" "a big tree" "a small tree" "two people" "one person")
+for i in 0 1 2 3 4 5; do
+  printf '{"id": %d, "caption_0": "%s", "caption_1": "%s", "image_0": "ex_%d_0", "image_1": "ex_%d_1", "tag": "Noun", "secondary_tag": "", "num_main_preds": 1, "collapsed_tag": "Object"}\n' \
+    "$i" "${captions[$((2 * i))]}" "${captions[$((2 * i + 1))]}" "$i" "$i" >> ds/examples.jsonl
+done
+
+expect "perplexity writes the table" 0 "12 captions \(0 from the cache\)" -- "$WINOKIT" perplexity --model "$TINY/f32" --data ds --out ppl.csv
+head -1 ppl.csv | grep -q "^# perplexity = exp(mean negative log-likelihood of caption tokens 2..n" && ok "the CSV states the definition" || not_ok "definition line" "$(head -2 ppl.csv)"
+[ "$(sed -n 2p ppl.csv)" = "id,caption,tokens,perplexity" ] && [ "$(wc -l < ppl.csv)" -eq 14 ] && ok "one row per caption" || not_ok "rows" "$(cat ppl.csv)"
+expect "a second run comes from the cache" 0 "12 captions \(12 from the cache\)" -- "$WINOKIT" perplexity --model "$TINY/f32" --data ds --out ppl2.csv
+cmp -s ppl.csv ppl2.csv && ok "cached figures are identical" || not_ok "cached figures" "$(diff ppl.csv ppl2.csv | head)"
+"$WINOKIT" perplexity --model "$TINY/f32" --data ds --out ppl3.csv --no-cache --threads 1 2>/dev/null
+cmp -s ppl.csv ppl3.csv && ok "one thread gives the same figures" || not_ok "thread invariance"
+expect "the .bin checkpoint (bf16, transformer. prefix) runs too" 0 "12 captions" -- "$WINOKIT" perplexity --model "$TINY/bf16_bin" --data ds --out bin.csv
+expect "--bos states its definition" 0 "<\|endoftext\|> prepended" -- "$WINOKIT" perplexity --model "$TINY/f32" --data ds --out bos.csv --bos
+printf '{"id": 9, "caption_0": "a", "caption_1": "a b", "image_0": "x", "image_1": "y"}\n' > one.jsonl
+mkdir -p one && cp one.jsonl one/examples.jsonl
+expect "a one-token caption without --bos is an error naming it" 2 "example 9, caption 0 \('a'\) has 1 GPT-2 token.*--bos" -- "$WINOKIT" perplexity --model "$TINY/f32" --data one --out x.csv
+[ ! -e x.csv ] && ok "nothing written on error" || not_ok "nothing written on error"
+expect "the same caption with --bos" 0 "2 captions" -- "$WINOKIT" perplexity --model "$TINY/f32" --data one --out x.csv --bos
+
+# Bad model folders.
+mkdir -p cut && cp "$TINY/f32/"* cut/ && head -c 100 "$TINY/f32/merges.txt" > cut/merges.txt
+expect "a truncated merges.txt is refused" 2 "merges.txt.*(truncated|two symbols)" -- "$WINOKIT" perplexity --model cut --data ds --out y.csv
+mkdir -p big && cp "$TINY/f32/"* big/ && cp "$VOCAB/encoder.json" big/vocab.json && cp "$VOCAB/vocab.bpe" big/merges.txt
+expect "a tokenizer larger than the model's vocabulary is refused" 2 "ids go up to 50256 but the model's vocabulary has 297" -- "$WINOKIT" perplexity --model big --data ds --out y.csv
+mkdir -p badcfg && cp "$TINY/f32/"* badcfg/ && sed -i 's/"n_embd": 21/"n_embd": 21.5/' badcfg/config.json
+expect "a fractional size is refused" 2 "config.json.*n_embd.*positive integer" -- "$WINOKIT" perplexity --model badcfg --data ds --out y.csv
+expect "a missing model folder" 3 "not found|no such" -- "$WINOKIT" perplexity --model nowhere --data ds --out y.csv
+
+# Table 6 (left) in eval, from the file and computed.
+expect "eval --perplexity: pair correlations with N = 4 x examples" 0 "\| perplexity \| 24 \|" -- "$WINOKIT" eval --data ds --scorer random --bootstrap 100 --perplexity ppl.csv
+"$WINOKIT" eval --data ds --scorer random --bootstrap 100 --perplexity ppl.csv --markdown t6.md 2>/dev/null
+grep -q "Correlations with image-caption scores (Table 6, left)" t6.md && grep -q "each of an example's two captions with each of its two images" t6.md && ok "the report states the definition" || not_ok "definition in report"
+"$WINOKIT" eval --data ds --scorer random --bootstrap 100 --lm "$TINY/f32" --markdown t6lm.md --json t6.json --html t6.html 2>/dev/null
+grep "| perplexity | 24 |" t6.md > a.txt; grep "| perplexity | 24 |" t6lm.md > b.txt
+[ -s a.txt ] && cmp -s a.txt b.txt && ok "eval --lm gives the figures of eval --perplexity" || not_ok "--lm vs --perplexity" "$(cat a.txt b.txt)"
+grep -q '"pair_correlations"' t6.json && grep -q "Table 6, left" t6.html && ok "JSON and HTML carry Table 6" || not_ok "JSON/HTML Table 6"
+printf 'id,caption,length\n0,0,1\n0,1,2\n' > noppl.csv
+expect "eval --perplexity needs the perplexity column" 2 "noppl.csv:1: field 'perplexity': no perplexity column" -- "$WINOKIT" eval --data ds --scorer random --perplexity noppl.csv
+
+# Table 7 in compare.
+seed=0
+for r in a b c d; do
+  seed=$((seed + 1))
+  "$WINOKIT" eval --data ds --scorer random --seed "$seed" --bootstrap 100 --scores-out "$r.jsonl" >/dev/null 2>&1
+done
+printf 'run,pretraining_pairs,params\na,400000000,1\nb,1800000000,\nc,12000000,\nd,5000000,\n' > info.csv
+expect "compare --run-info: Table 7" 0 "needs at least 3" -- "$WINOKIT" compare a.jsonl b.jsonl c.jsonl d.jsonl --data ds --bootstrap 100 --run-info info.csv --exclude-from-correlation a --markdown t7.md --json t7.json --html t7.html
+grep -q "| pretraining_pairs | group | 4 |" t7.md && grep -q "Without a:" t7.md && grep -q "| pretraining_pairs | group | 3 |" t7.md && ok "with and without the excluded run" || not_ok "Table 7 rows" "$(cat t7.md | tail -20)"
+grep -q "Not computed: 'params': 1 run(s) with a value; a correlation across runs needs at least 3" t7.md && ok "too few runs: a message, not NaN" || not_ok "too few runs message"
+grep -q '"run_correlations"' t7.json && grep -q "Table 7" t7.html && ok "JSON and HTML carry Table 7" || not_ok "JSON/HTML Table 7"
+expect "compare: two runs are a message" 0 "at least 3" -- "$WINOKIT" compare a.jsonl b.jsonl --data ds --bootstrap 100 --run-info info.csv
+expect "compare: unknown excluded run" 2 "no run of that name" -- "$WINOKIT" compare a.jsonl b.jsonl c.jsonl --data ds --bootstrap 100 --run-info info.csv --exclude-from-correlation clip
+expect "help: perplexity" 0 "Usage|OPTIONS" -- "$WINOKIT" perplexity --help
+
+echo
+echo "perplexity cli: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,79 @@
+// winokit perplexity: the GPT-2 perplexity of every caption of a dataset (the Winoground paper's
+// Table 6, left), as a covariate table `eval --covariate` / `eval --perplexity` reads.
+#include <iostream>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "perplexity_run.hpp"
+#include "winokit/clip.hpp"
+#include "winokit/error.hpp"
+#include "winokit/files.hpp"
+
+namespace winokit::cli {
+
+LmRun run_perplexity(const Dataset& dataset, const LmRequest& req) {
+  set_compute_threads(req.threads);
+  Gpt2Model model = Gpt2Model::load(req.model);
+  Gpt2Tokenizer tok =
+      Gpt2Tokenizer::from_directory(req.tokenizer.empty() ? req.model : req.tokenizer);
+  LmRun run;
+  run.weights_id = model.weights_id();
+  PerplexityOptions options;
+  options.bos = req.bos;
+  if (req.no_cache) {
+    run.values = caption_perplexities(dataset, model, tok, options);
+  } else {
+    EmbeddingCache cache(
+        req.cache_dir.empty() ? default_cache_dir() : std::filesystem::path(req.cache_dir),
+        model.weights_id());
+    run.values = caption_perplexities(dataset, model, tok, options, &cache, &run.cached);
+    run.cache_warning = cache.warning();
+  }
+  return run;
+}
+
+namespace {
+
+struct PerplexityFlags {
+  LmRequest lm;
+  std::string data, out;
+};
+
+int run(const PerplexityFlags& f) {
+  Dataset dataset = load_dataset(f.data);
+  LmRun r = run_perplexity(dataset, f.lm);
+  OutputSet out;
+  out.add(f.out, perplexity_csv(dataset, r.values, f.lm.bos));
+  out.commit();
+  if (!r.cache_warning.empty()) std::cerr << "winokit: " << r.cache_warning << "\n";
+  std::cerr << "winokit: " << r.values.size() << " captions (" << r.cached << " from the cache) -> "
+            << f.out << "\nwinokit: " << perplexity_definition(f.lm.bos) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_perplexity(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<PerplexityFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "perplexity", "GPT-2 perplexity of every caption (a covariate table for eval)");
+  cmd->add_option("--model", flags->lm.model,
+                  "Hugging Face GPT-2 folder (config.json, model.safetensors or "
+                  "pytorch_model.bin, vocab.json + merges.txt)")
+      ->required();
+  cmd->add_option("--data", flags->data, "Dataset folder with examples.jsonl (no images needed)")
+      ->required();
+  cmd->add_option("--out", flags->out, "CSV to write: id,caption,tokens,perplexity")->required();
+  cmd->add_option("--tokenizer", flags->lm.tokenizer,
+                  "Folder with vocab.json + merges.txt (default: the model folder)");
+  cmd->add_flag("--bos", flags->lm.bos,
+                "Prepend <|endoftext|> so that every caption token is predicted");
+  cmd->add_option("--threads", flags->lm.threads, "Compute threads (0: all cores)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--no-cache", flags->lm.no_cache, "Do not read or write the cache");
+  cmd->add_option("--cache-dir", flags->lm.cache_dir,
+                  "Cache folder (default $WINOKIT_CACHE_DIR or ~/.cache/winokit)");
+  cmd->callback([flags, &exit_code] { exit_code = guarded([&] { return run(*flags); }); });
+}
+
+}  // namespace winokit::cli

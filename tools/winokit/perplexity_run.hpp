@@ -1,0 +1,25 @@
+// Caption perplexity under a GPT-2 checkpoint, shared by `perplexity` and `eval --lm`.
+#pragma once
+
+#include <string>
+
+#include "winokit/covariates.hpp"
+
+namespace winokit::cli {
+
+struct LmRequest {
+  std::string model, tokenizer, cache_dir;
+  bool bos = false, no_cache = false;
+  int threads = 0;
+};
+
+struct LmRun {
+  std::vector<CaptionPerplexity> values;
+  std::string weights_id;
+  std::size_t cached = 0;
+  std::string cache_warning;
+};
+
+LmRun run_perplexity(const Dataset& dataset, const LmRequest& req);
+
+}  // namespace winokit::cli
