@@ -66,6 +66,7 @@ http {
     server 127.0.0.1:$PORT1;
     server 127.0.0.1:$PORT2;
     keepalive 32;
+    keepalive_timeout 5s;
   }
   server {
     listen 127.0.0.1:$TLS_PORT ssl;

@@ -3,6 +3,11 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <thread>
 
@@ -630,6 +635,52 @@ TEST(GameServerLimits, BehindATrustedProxyEachClientHasItsOwnLimit) {
   t.join();
   // The last hop is the proxy's claim: a forged first entry does not buy a fresh bucket.
   EXPECT_EQ(statuses, (std::vector<int>{401, 401, 429, 401}));
+}
+
+// Behind a trusted proxy all connections come from the proxy: the cap applies to requests in
+// flight per forwarded address (here 2: a third half-sent request from one client gets 429).
+TEST(GameServerLimits, BehindATrustedProxyRequestsInFlightAreCappedPerClient) {
+  test::TempDir dir;
+  auto game = make_game(dir);
+  ServerOptions o;
+  o.port = 0;
+  o.trust_proxy = true;
+  o.max_connections_per_address = 2;
+  GameServer server(*game, o);
+  std::atomic<int> port{0};
+  std::thread t([&] { server.run([&](int p) { port = p; }); });
+  while (port == 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  auto half_sent = [&](const std::string& client) {  // head in, body never comes
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port.load()));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    const std::string head = "POST /api/login HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: " + client +
+                             "\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n";
+    EXPECT_EQ(::send(fd, head.data(), head.size(), 0), static_cast<ssize_t>(head.size()));
+    return fd;
+  };
+  const int a1 = half_sent("10.0.0.1"), a2 = half_sent("10.0.0.1");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const int a3 = half_sent("10.0.0.1");
+  timeval tv{5, 0};
+  setsockopt(a3, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char buf[512] = {};
+  const ssize_t n = ::recv(a3, buf, sizeof buf - 1, 0);
+  EXPECT_GT(n, 0);
+  EXPECT_EQ(std::string(buf).rfind("HTTP/1.1 429", 0), 0u) << buf;
+  // Another client behind the same proxy is not affected.
+  httplib::Client c("127.0.0.1", port);
+  auto r = c.Get("/api/status", {{"X-Forwarded-For", "10.0.0.2"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  for (int fd : {a1, a2, a3})
+    ::close(fd);
+  server.stop();
+  t.join();
 }
 
 }  // namespace
