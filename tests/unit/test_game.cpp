@@ -344,7 +344,9 @@ TEST(Game, AdminRoleGoesOnlyToAnExistingAccount) {
   EXPECT_EQ(list_game_admins(*second_connection(dir)), (std::vector<std::string>{"boss"}));
   game.reset();
   c.admins = {"Boss"};
-  auto again = make_game(dir, c);  // an existing account: fine
+  // An existing account: fine (the same database, not emptied as make_game does on PostgreSQL).
+  auto again = std::make_unique<Game>(second_connection(dir), make_pool(dir, 20),
+                                      std::make_unique<FirstKRival>(), c);
   EXPECT_TRUE(again->authenticate(again->login("boss", "password1").token).admin);
 }
 
