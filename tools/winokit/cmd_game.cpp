@@ -38,6 +38,17 @@ int run_serve(const ServeFlags& f) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const ServerOptions& so = f.server;
+  if (so.threads < 1 || so.io_threads < 1 || so.max_connections < 1 ||
+      so.max_connections_per_address < 1 || so.max_queue < 1 || so.request_seconds < 1) {
+    throw UsageError(
+        "--http-threads, --io-threads, --max-connections, --max-connections-per-address, "
+        "--max-queue and --request-seconds must be positive");
+  }
+  if (so.host.find_first_not_of("0123456789.:abcdefABCDEF") != std::string::npos &&
+      so.host != "localhost") {
+    throw UsageError("--host must be a numeric IPv4 or IPv6 address, not '" + so.host + "'");
+  }
   GameConfig config;
   if (!f.qualification.empty()) config.qualification = load_winogavil(f.qualification).instances;
   if (!f.blocklist.empty()) config.blocklist = parse_blocklist(read_file(f.blocklist));
