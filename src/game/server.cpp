@@ -634,9 +634,10 @@ struct GameServer::Impl {
         st = queue.front();
         queue.pop_front();
       }
+      MHD_Connection* c = st->mhd;  // st is not touched once done is set
       st->res = handle(st->req);
       st->done.store(true);
-      MHD_resume_connection(st->mhd);
+      MHD_resume_connection(c);
     }
   }
 
