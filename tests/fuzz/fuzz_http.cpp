@@ -7,10 +7,12 @@
 //   build-fuzz/tests/fuzz/fuzz_http tests/fuzz/corpus/http -max_total_time=60
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 
