@@ -27,7 +27,8 @@ source "$HERE/../tests/cli/game_server.sh"
 serve() {
   start_game_server server.log --images syn/images --db "$1" --password-cost min \
     --solves-per-creation 0 --creator-qualification-rounds 0 --rate-address 100000 \
-    --burst-address 100000 --rate-account 1000 --auth-per-minute 100000 --http-threads 256 \
+    --burst-address 100000 --rate-account 1000 --auth-per-minute 100000 --http-threads 32 \
+    --max-connections-per-address 1000 \
     --cache-dir cache
 }
 

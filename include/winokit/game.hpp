@@ -7,6 +7,7 @@
 //   auto db = winokit::open_database("game.db");
 //   winokit::Game game(std::move(db), pool, std::move(rival), {});
 //   auto auth = game.register_user("ana", "correct horse");         // {token, csrf, user}
+//   // names: 3-32 of [A-Za-z0-9_.-], at least one letter or digit, unique regardless of case
 //   winokit::Session s = game.authenticate(auth.token);
 //   auto draft = game.new_round(s);                                   // candidates
 //   auto result = game.submit_round(s, draft["id"], "ocean", {"sea", "boat"});
@@ -63,8 +64,10 @@ struct GameConfig {
   std::int64_t session_seconds = 7 * 24 * 3600;
   std::int64_t assignment_timeout_seconds = 600;  // an unsolved assignment is then freed
   PasswordCost password_cost = PasswordCost::Interactive;
-  std::set<std::string> admins;  // account names with the admin role
-  std::uint64_t seed = 0;        // candidate sampling; 0: from the system's random source
+  // Existing accounts given the admin role at start (names match regardless of case); the
+  // constructor throws UsageError for a name no account has. Registering never makes an admin.
+  std::set<std::string> admins;
+  std::uint64_t seed = 0;  // candidate sampling; 0: from the system's random source
 };
 
 struct Session {
@@ -120,6 +123,12 @@ class Game {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// `winokit game admin`: grants or revokes the admin role of an existing account (names match
+// regardless of case; takes effect on the account's next request, sessions included). Returns
+// the name as stored; throws UsageError when no account has that name.
+std::string set_game_admin(Database& db, const std::string& name, bool admin);
+std::vector<std::string> list_game_admins(Database& db);
 
 // `winokit game export` without a server: reads the database directly.
 std::string export_game_csv(Database& db, double min_solvable);

@@ -297,6 +297,12 @@ const std::vector<Migration>& migrations() {
       {2,
        {"CREATE INDEX assignments_unsolved ON assignments (assigned_at) WHERE solved_at IS NULL",
         "CREATE INDEX reports_pending ON reports (state)"}},
+      // Names are unique regardless of case: earlier case-variants of a name keep their
+      // account under NAME~ID ('~' cannot be registered), the first keeps the name.
+      {3,
+       {"UPDATE users SET name = name || '~' || CAST(id AS TEXT) WHERE id NOT IN (SELECT "
+        "MIN(id) FROM users GROUP BY LOWER(name))",
+        "CREATE UNIQUE INDEX users_name_folded ON users (LOWER(name))"}},
   };
   return list;
 }

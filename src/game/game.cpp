@@ -80,6 +80,23 @@ void check_name(const std::string& name) {
                     c == '_' || c == '-' || c == '.';
     if (!ok) throw GameError(400, "bad_name", "the name may use letters, digits, '_', '-', '.'");
   }
+  if (std::none_of(name.begin(), name.end(),
+                   [](char c) { return std::isalnum(static_cast<unsigned char>(c)); })) {
+    throw GameError(400, "bad_name", "the name needs at least one letter or digit");
+  }
+}
+
+// Grants or revokes the admin role of an existing account (names match regardless of case).
+// Returns the account's name as stored; throws UsageError when there is no such account.
+std::string set_admin_role(Database& db, const std::string& name, bool admin) {
+  const auto rows =
+      db.query("UPDATE users SET is_admin = ? WHERE LOWER(name) = LOWER(?) RETURNING name",
+               {std::int64_t{admin}, name});
+  if (rows.empty()) {
+    throw UsageError("no account named '" + name +
+                     "': the admin role goes to an existing account (register it first)");
+  }
+  return db_text(rows[0][0]);
 }
 
 // Picks must be distinct candidates, `k` of them.
@@ -395,7 +412,7 @@ Game::Game(std::vector<std::unique_ptr<Database>> connections,
   Database& db = *lease;
   migrate(db);
   for (const auto& admin : impl_->config.admins)
-    db.query("UPDATE users SET is_admin = 1 WHERE name = ?", {admin});
+    set_admin_role(db, admin, true);
 }
 
 Game::~Game() = default;
@@ -424,14 +441,13 @@ AuthResult Game::register_user(const std::string& name, const std::string& passw
   auto lease = impl_->pool_.acquire();
   Database& db = *lease;
   Transaction tx(db);
-  const bool admin = impl_->config.admins.count(name) > 0;
   const bool solver = impl_->config.qualification.empty();
   std::int64_t id = 0;
   try {
     const auto rows = db.query(
         "INSERT INTO users (name, pass_hash, is_admin, solver_qualified, created_at) VALUES (?, "
         "?, ?, ?, ?) RETURNING id",
-        {name, std::string(hash), std::int64_t{admin}, std::int64_t{solver}, now_seconds()});
+        {name, std::string(hash), std::int64_t{0}, std::int64_t{solver}, now_seconds()});
     id = db_int(rows.at(0)[0]);
   } catch (const DbConstraintError&) {
     throw GameError(409, "name_taken", "this name is taken");
@@ -443,7 +459,8 @@ AuthResult Game::register_user(const std::string& name, const std::string& passw
 }
 
 AuthResult Game::login(const std::string& name, const std::string& password) {
-  if (name.size() > kMaxName || password.size() > kMaxPassword) {
+  // (+24: an account renamed NAME~ID when names became unique regardless of case)
+  if (name.size() > kMaxName + 24 || password.size() > kMaxPassword) {
     throw GameError(401, "bad_login", "wrong name or password");
   }
   std::string hash;
@@ -451,7 +468,8 @@ AuthResult Game::login(const std::string& name, const std::string& password) {
   {
     auto lease = impl_->pool_.acquire();
     Database& db = *lease;
-    const auto rows = db.query("SELECT id, pass_hash FROM users WHERE name = ?", {name});
+    const auto rows =
+        db.query("SELECT id, pass_hash FROM users WHERE LOWER(name) = LOWER(?)", {name});
     if (!rows.empty()) {
       id = db_int(rows[0][0]);
       hash = db_text(rows[0][1]);
@@ -498,7 +516,14 @@ Session Game::authenticate(const std::string& token) {
 }
 
 json Game::status() const {
-  return {{"rival", impl_->rival->describe()},
+  // The model's name, not where it lives on the server: a checkpoint folder's last component.
+  std::string rival = impl_->rival->describe();
+  if (rival.find('/') != std::string::npos) {
+    std::filesystem::path p(rival);
+    if (!p.has_filename()) p = p.parent_path();
+    rival = p.filename().string();
+  }
+  return {{"rival", rival},
           {"rival_random_weights", impl_->rival->random_weights()},
           {"images", impl_->pool.size()},
           {"database", impl_->db_kind},
@@ -1000,6 +1025,17 @@ std::string Game::export_csv(double min_solvable) {
   auto lease = impl_->pool_.acquire();
   Database& db = *lease;
   return export_game_csv(db, min_solvable);
+}
+
+std::string set_game_admin(Database& db, const std::string& name, bool admin) {
+  return set_admin_role(db, name, admin);
+}
+
+std::vector<std::string> list_game_admins(Database& db) {
+  std::vector<std::string> out;
+  for (const auto& r : db.query("SELECT name FROM users WHERE is_admin = 1 ORDER BY name"))
+    out.push_back(db_text(r[0]));
+  return out;
 }
 
 }  // namespace winokit

@@ -29,7 +29,7 @@ writeFileSync(join(work, 'q.csv'),
   '"[""ex_0_img_0"",""ex_0_img_1"",""ex_1_img_0"",""ex_1_img_1"",""ex_2_img_0""]",pair,"[""ex_0_img_0"",""ex_0_img_1""]",q1\n');
 const db = join(work, 'game.db');
 const serverArgs = ['serve', '--images', pool, '--db', db, '--port', '0', '--password-cost', 'min',
-  '--admin', 'admin1', '--qualification', join(work, 'q.csv'), '--seed', '5',
+  '--qualification', join(work, 'q.csv'), '--seed', '5',
   '--cache-dir', join(work, 'cache')];
 let rivalIsRandom = true;
 try { readFileSync(join(model, 'config.json')); serverArgs.push('--model', model); rivalIsRandom = false; } catch { /* random ViT-B/32 rival */ }
@@ -139,7 +139,10 @@ try {
   await reporter.getByText('nothing to solve right now').waitFor();
   ok('report hides the association at once');
   const admin = await player('admin1');
+  // The admin role by secret: granted offline to the existing account, never by name at start.
+  execFileSync(winokit, ['game', 'admin', '--db', db, '--grant', 'admin1']);
   await admin.goto(base + '#admin');
+  await admin.reload();
   await admin.getByText('not a real association').waitFor();
   await admin.getByRole('button', { name: 'Restore' }).click();
   await admin.getByText('Nothing to review.').waitFor();

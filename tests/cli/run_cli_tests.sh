@@ -245,6 +245,11 @@ expect "game export: missing database" 3 "absent.db: no such database" -- "$WINO
 expect "game export: not a game database" 2 "examples.jsonl: not a winokit game database" -- "$WINOKIT" game export --db syn/examples.jsonl
 : > syn/empty.db
 expect "game export: an empty SQLite file is not one either" 2 "not a winokit game database" -- "$WINOKIT" game export --db syn/empty.db
+expect "serve: a zero request deadline" 2 "must be positive" -- "$WINOKIT" serve --images syn/images --request-seconds 0
+expect "serve: a host name instead of an address" 2 "numeric IPv4 or IPv6 address" -- "$WINOKIT" serve --images syn/images --host example.org
+expect "game admin: missing database" 3 "absent.db: no such database" -- "$WINOKIT" game admin --db absent.db --list
+expect "game admin: not a game database" 2 "not a winokit game database" -- "$WINOKIT" game admin --db syn/empty.db --grant ana
+expect "game admin: nothing to do" 2 "--grant NAME, --revoke NAME or --list" -- "$WINOKIT" game admin --db syn/empty.db
 
 for sub in eval compare synth demo embed score bench winogavil swow retrieval variants heatmap probe serve game; do
   expect "help: $sub" 0 "Usage|OPTIONS" -- "$WINOKIT" "$sub" --help

@@ -3,11 +3,17 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <thread>
 
 #include "test_util.hpp"
 #include "winokit/association_solver.hpp"
+#include "winokit/error.hpp"
 #include "winokit/game.hpp"
 #include "winokit/game_server.hpp"
 #include "winokit/rng.hpp"
@@ -43,7 +49,6 @@ GameConfig fast_config() {
   GameConfig c;
   c.password_cost = PasswordCost::Minimum;
   c.seed = 7;
-  c.admins = {"admin"};
   return c;
 }
 
@@ -56,6 +61,12 @@ std::unique_ptr<Database> test_database(const test::TempDir& dir) {
     db->query("CREATE SCHEMA public");
     return db;
   }
+  return open_database((dir.path() / "game.db").string());
+}
+
+// A second connection to the test's database (what `winokit game admin` does offline).
+std::unique_ptr<Database> second_connection(const test::TempDir& dir) {
+  if (const char* url = std::getenv("WINOKIT_TEST_POSTGRES")) return open_database(url);
   return open_database((dir.path() / "game.db").string());
 }
 
@@ -267,7 +278,10 @@ TEST(Game, SolverQualificationTestAndReportsWithReview) {
   const json d = game->new_round(p);
   const auto c = d["candidates"].get<std::vector<std::string>>();
   game->submit_round(p, d["id"], "tree", {c[2], c[3]});
-  const Session admin = join(*game, "admin");
+  const AuthResult admin_auth = game->register_user("admin", "password1");
+  EXPECT_EQ(admin_auth.user["admin"], false);  // registering a name never makes an admin
+  set_game_admin(*second_connection(dir), "ADMIN", true);
+  const Session admin = game->authenticate(admin_auth.token);  // live: no new session needed
   EXPECT_TRUE(admin.admin);
   game->submit_qualification(admin, {{"q1", {"img0", "img1"}}});
   EXPECT_EQ(error_status([&] { game->report(q, d["id"], "never shown to q"); }), 403);
@@ -280,6 +294,76 @@ TEST(Game, SolverQualificationTestAndReportsWithReview) {
   game->admin_review(admin, rep["report"], "restore");
   EXPECT_EQ(game->next_solve(admin)["id"], d["id"]);
   EXPECT_EQ(error_status([&] { game->admin_review(admin, rep["report"], "remove"); }), 409);
+}
+
+TEST(Game, NamesAreUniqueRegardlessOfCaseAndNeedALetterOrDigit) {
+  test::TempDir dir;
+  auto game = make_game(dir);
+  game->register_user("alice", "password1");
+  for (const char* variant : {"ALICE", "Alice", "aLiCe"})
+    EXPECT_EQ(error_status([&] { game->register_user(variant, "password1"); }), 409) << variant;
+  for (const char* bad : {"...", "---", "___", "._-", "al ice", "al\xc3\xa9ce"})
+    EXPECT_EQ(error_status([&] { game->register_user(bad, "password1"); }), 400) << bad;
+  game->register_user("_a_", "password1");
+  game->register_user("..7", "password1");
+  // Signing in matches the name regardless of case too.
+  EXPECT_EQ(game->authenticate(game->login("ALICE", "password1").token).name, "alice");
+}
+
+TEST(Game, CaseVariantsAlreadyStoredKeepTheirAccountsUnderANewName) {
+  test::TempDir dir;
+  {
+    auto db = test_database(dir);
+    migrate(*db);
+    // A database from before names were case-folded: undo migration 3, add two variants.
+    db->query("DROP INDEX users_name_folded");
+    db->query("DELETE FROM schema_migrations WHERE version = 3");
+    for (const char* n : {"bob", "BOB", "Bob"})
+      db->query("INSERT INTO users (name, pass_hash, created_at) VALUES (?, 'x', 0)",
+                {std::string(n)});
+    migrate(*db);
+    std::vector<std::string> names;
+    for (const auto& r : db->query("SELECT name FROM users ORDER BY id"))
+      names.push_back(db_text(r[0]));
+    EXPECT_EQ(names, (std::vector<std::string>{"bob", "BOB~2", "Bob~3"}));
+  }
+}
+
+TEST(Game, AdminRoleGoesOnlyToAnExistingAccount) {
+  test::TempDir dir;
+  GameConfig c = fast_config();
+  c.admins = {"boss"};
+  // No account named boss yet: refused, so whoever registers it first gets nothing.
+  EXPECT_THROW(make_game(dir, c), UsageError);
+  auto game = make_game(dir);
+  const AuthResult boss = game->register_user("boss", "password1");
+  EXPECT_FALSE(game->authenticate(boss.token).admin);
+  EXPECT_EQ(error_status([&] { game->admin_reports(game->authenticate(boss.token)); }), 403);
+  EXPECT_THROW(set_game_admin(*second_connection(dir), "nobody", true), UsageError);
+  EXPECT_EQ(set_game_admin(*second_connection(dir), "BOSS", true), "boss");
+  EXPECT_TRUE(game->authenticate(boss.token).admin);
+  EXPECT_EQ(list_game_admins(*second_connection(dir)), (std::vector<std::string>{"boss"}));
+  game.reset();
+  c.admins = {"Boss"};
+  // An existing account: fine (the same database, not emptied as make_game does on PostgreSQL).
+  auto again = std::make_unique<Game>(second_connection(dir), make_pool(dir, 20),
+                                      std::make_unique<FirstKRival>(), c);
+  EXPECT_TRUE(again->authenticate(again->login("boss", "password1").token).admin);
+}
+
+TEST(Game, StatusNamesTheModelNotItsPath) {
+  struct PathRival : Rival {
+    std::vector<std::string> pick(const std::string&, const std::vector<std::string>& c,
+                                  int k) override {
+      return {c.begin(), c.begin() + k};
+    }
+    std::string describe() const override { return "/srv/secret/models/clip-vit-b32/"; }
+    bool random_weights() const override { return false; }
+  };
+  test::TempDir dir;
+  Game game(test_database(dir), make_pool(dir, 20), std::make_unique<PathRival>(), fast_config());
+  EXPECT_EQ(game.status()["rival"], "clip-vit-b32");
+  EXPECT_EQ(game.status().dump().find("/srv"), std::string::npos);
 }
 
 // ---- HTTP ----
@@ -485,6 +569,27 @@ TEST_F(HttpGame, RandomBodiesNeverCrashTheServer) {
   EXPECT_EQ(client().Get("/api/status")->status, 200);
 }
 
+// Origins are compared with their scheme: https://host:port is another site than http://.
+TEST_F(HttpGame, OriginMustMatchSchemeHostAndPort) {
+  auto reg = [&](const std::string& origin, const std::string& name) {
+    HttpRequest r;
+    r.method = "POST";
+    r.path = "/api/register";
+    r.remote_addr = "127.0.0.1";
+    r.headers = {{"host", "127.0.0.1:" + std::to_string(port_)},
+                 {"Content-Type", "application/json"},
+                 {"Origin", origin}};
+    r.body = json({{"name", name}, {"password", "password1"}}).dump();
+    return server_->handle(r).status;
+  };
+  const std::string port = std::to_string(port_);
+  EXPECT_EQ(reg("https://127.0.0.1:" + port, "or1"), 403);
+  EXPECT_EQ(reg("http://127.0.0.1:" + port + "1", "or2"), 403);
+  EXPECT_EQ(reg("http://evil.example", "or3"), 403);
+  EXPECT_EQ(reg("null", "or4"), 403);
+  EXPECT_EQ(reg("http://127.0.0.1:" + port, "or5"), 201);
+}
+
 TEST(GameServerLimits, RateLimitsAnswer429) {
   test::TempDir dir;
   auto game = make_game(dir);
@@ -533,6 +638,52 @@ TEST(GameServerLimits, BehindATrustedProxyEachClientHasItsOwnLimit) {
   t.join();
   // The last hop is the proxy's claim: a forged first entry does not buy a fresh bucket.
   EXPECT_EQ(statuses, (std::vector<int>{401, 401, 429, 401}));
+}
+
+// Behind a trusted proxy all connections come from the proxy: the cap applies to requests in
+// flight per forwarded address (here 2: a third half-sent request from one client gets 429).
+TEST(GameServerLimits, BehindATrustedProxyRequestsInFlightAreCappedPerClient) {
+  test::TempDir dir;
+  auto game = make_game(dir);
+  ServerOptions o;
+  o.port = 0;
+  o.trust_proxy = true;
+  o.max_connections_per_address = 2;
+  GameServer server(*game, o);
+  std::atomic<int> port{0};
+  std::thread t([&] { server.run([&](int p) { port = p; }); });
+  while (port == 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  auto half_sent = [&](const std::string& client) {  // head in, body never comes
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port.load()));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    const std::string head = "POST /api/login HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: " + client +
+                             "\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n";
+    EXPECT_EQ(::send(fd, head.data(), head.size(), 0), static_cast<ssize_t>(head.size()));
+    return fd;
+  };
+  const int a1 = half_sent("10.0.0.1"), a2 = half_sent("10.0.0.1");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const int a3 = half_sent("10.0.0.1");
+  timeval tv{5, 0};
+  setsockopt(a3, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char buf[512] = {};
+  const ssize_t n = ::recv(a3, buf, sizeof buf - 1, 0);
+  EXPECT_GT(n, 0);
+  EXPECT_EQ(std::string(buf).rfind("HTTP/1.1 429", 0), 0u) << buf;
+  // Another client behind the same proxy is not affected.
+  httplib::Client c("127.0.0.1", port);
+  auto r = c.Get("/api/status", {{"X-Forwarded-For", "10.0.0.2"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  for (int fd : {a1, a2, a3})
+    ::close(fd);
+  server.stop();
+  t.join();
 }
 
 }  // namespace

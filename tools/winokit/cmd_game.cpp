@@ -38,6 +38,17 @@ int run_serve(const ServeFlags& f) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const ServerOptions& so = f.server;
+  if (so.threads < 1 || so.io_threads < 1 || so.max_connections < 1 ||
+      so.max_connections_per_address < 1 || so.max_queue < 1 || so.request_seconds < 1) {
+    throw UsageError(
+        "--http-threads, --io-threads, --max-connections, --max-connections-per-address, "
+        "--max-queue and --request-seconds must be positive");
+  }
+  if (so.host.find_first_not_of("0123456789.:abcdefABCDEF") != std::string::npos &&
+      so.host != "localhost") {
+    throw UsageError("--host must be a numeric IPv4 or IPv6 address, not '" + so.host + "'");
+  }
   GameConfig config;
   if (!f.qualification.empty()) config.qualification = load_winogavil(f.qualification).instances;
   if (!f.blocklist.empty()) config.blocklist = parse_blocklist(read_file(f.blocklist));
@@ -118,12 +129,13 @@ struct ExportFlags {
   double min_solvable = 80;
 };
 
-int run_export(const ExportFlags& f) {
-  if (f.db.rfind("postgres", 0) != 0 &&
-      !std::filesystem::exists(f.db.rfind("sqlite:", 0) == 0 ? f.db.substr(7) : f.db)) {
-    throw IoError(f.db + ": no such database");
+// Opens an existing game database (never creates one).
+std::unique_ptr<Database> open_game_database(const std::string& url, bool read_only) {
+  if (url.rfind("postgres", 0) != 0 &&
+      !std::filesystem::exists(url.rfind("sqlite:", 0) == 0 ? url.substr(7) : url)) {
+    throw IoError(url + ": no such database");
   }
-  auto db = open_database(f.db, SqliteSync::Normal, /*read_only=*/true);
+  auto db = open_database(url, SqliteSync::Normal, read_only);
   // Read-only check (schema_version() would create its table in a foreign database).
   bool game_db = false;
   try {
@@ -131,7 +143,38 @@ int run_export(const ExportFlags& f) {
     game_db = !rows.empty() && db_int(rows[0][0]) > 0;
   } catch (const IoError&) {
   }
-  if (!game_db) throw InputError({f.db, 0, ""}, "not a winokit game database");
+  if (!game_db) throw InputError({url, 0, ""}, "not a winokit game database");
+  return db;
+}
+
+struct AdminFlags {
+  std::string db = "winokit-game.db";
+  std::vector<std::string> grant, revoke;
+  bool list = false;
+};
+
+int run_admin(const AdminFlags& f) {
+  if (f.grant.empty() && f.revoke.empty() && !f.list) {
+    throw UsageError("say what to do: --grant NAME, --revoke NAME or --list");
+  }
+  auto db = open_game_database(f.db, /*read_only=*/false);
+  {
+    Transaction tx(*db);  // all or nothing
+    for (const auto& name : f.grant)
+      std::cerr << "granted the admin role to " << set_game_admin(*db, name, true) << "\n";
+    for (const auto& name : f.revoke)
+      std::cerr << "revoked the admin role of " << set_game_admin(*db, name, false) << "\n";
+    tx.commit();
+  }
+  if (f.list) {
+    for (const auto& name : list_game_admins(*db))
+      std::cout << name << "\n";
+  }
+  return 0;
+}
+
+int run_export(const ExportFlags& f) {
+  auto db = open_game_database(f.db, /*read_only=*/true);
   const std::string csv = export_game_csv(*db, f.min_solvable);
   const auto rows = static_cast<std::size_t>(std::count(csv.begin(), csv.end(), '\n')) - 1;
   if (f.out.empty()) {
@@ -157,8 +200,30 @@ void add_game(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   serve->add_option("--host", s->server.host, "Address to listen on")->capture_default_str();
   serve->add_option("--port", s->server.port, "Port (0: any free port)")->capture_default_str();
-  serve->add_option("--http-threads", s->server.threads, "Request threads")->capture_default_str();
-  serve->add_option("--admin", s->admins, "Account name with the admin role (repeatable)");
+  serve->add_option("--http-threads", s->server.threads, "Worker threads running requests")
+      ->capture_default_str();
+  serve->add_option("--io-threads", s->server.io_threads, "Event loops serving the connections")
+      ->capture_default_str();
+  serve
+      ->add_option("--max-connections", s->server.max_connections,
+                   "Open connections in total (more are closed at once)")
+      ->capture_default_str();
+  serve
+      ->add_option("--max-connections-per-address", s->server.max_connections_per_address,
+                   "Open connections per client address; with --trust-proxy, requests in flight "
+                   "per forwarded address")
+      ->capture_default_str();
+  serve
+      ->add_option("--request-seconds", s->server.request_seconds,
+                   "Deadline for a request's complete head and body (then the connection is "
+                   "closed)")
+      ->capture_default_str();
+  serve
+      ->add_option("--max-queue", s->server.max_queue,
+                   "Complete requests waiting for a worker (more get 503)")
+      ->capture_default_str();
+  serve->add_option("--admin", s->admins,
+                    "Give an existing account the admin role (repeatable; see `game admin`)");
   serve->add_option("--qualification", s->qualification,
                     "Solver qualification instances (WinoGAViL CSV); none: no test");
   serve->add_option("--qualification-attempts", s->attempts, "Attempts at the test")
@@ -214,6 +279,15 @@ void add_game(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   ex->add_option("--out", e->out, "Output CSV (default: standard output)");
   ex->callback([e, &exit_code] { exit_code = guarded([&] { return run_export(*e); }); });
+
+  auto a = std::make_shared<AdminFlags>();
+  CLI::App* ad = game->add_subcommand(
+      "admin", "Grant or revoke the admin role of existing accounts (offline or while serving)");
+  ad->add_option("--db", a->db, "SQLite file or postgresql://... URL")->capture_default_str();
+  ad->add_option("--grant", a->grant, "Account name to make an admin (repeatable)");
+  ad->add_option("--revoke", a->revoke, "Account name to take the role from (repeatable)");
+  ad->add_flag("--list", a->list, "Print the admins' names");
+  ad->callback([a, &exit_code] { exit_code = guarded([&] { return run_admin(*a); }); });
 }
 
 }  // namespace winokit::cli
