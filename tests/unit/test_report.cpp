@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "test_util.hpp"
+#include "winokit/error.hpp"
 #include "winokit/report.hpp"
 #include "winokit/text.hpp"
 
@@ -73,6 +76,74 @@ TEST(Report, HtmlIsSelfContainedWithCharts) {
   EXPECT_EQ(html.find("<script src"), std::string::npos);
   EXPECT_EQ(html.find("http://cdn"), std::string::npos);
   EXPECT_NE(html.find("CLIP (ViT-B/32)"), std::string::npos);
+}
+
+TEST(Report, HtmlHeadlineScrollBoxesAndProvenanceTable) {
+  Fixture f;
+  std::string html = html_report(f.result, f.ctx);
+  EXPECT_NE(html.find("class=\"headline\""), std::string::npos);
+  EXPECT_NE(html.find("<b>30.75</b>"), std::string::npos);  // the text score in the headline
+  EXPECT_NE(html.find("<div class=\"scroll\"><table>"), std::string::npos);
+  EXPECT_NE(html.find("<table class=\"prov\">"), std::string::npos);
+  EXPECT_EQ(html.find("<pre>"), std::string::npos);  // no raw JSON dump
+  EXPECT_NE(html.find("<td>options.seed</td><td>0</td>"), std::string::npos);
+  EXPECT_EQ(html.find("Random weights."), std::string::npos);
+  EXPECT_EQ(html.find("id=\"examples\""), std::string::npos);  // no browser unless asked
+}
+
+TEST(Report, RandomWeightsAreSaidInTheHeader) {
+  Fixture f;
+  f.ctx.provenance["scorer"] = {{"kind", "clip"}, {"model", "random weights (seed 1)"}};
+  std::string html = html_report(f.result, f.ctx);
+  const auto warn = html.find("Random weights.");
+  ASSERT_NE(warn, std::string::npos);
+  EXPECT_LT(warn, html.find("class=\"headline\""));
+}
+
+TEST(Report, CompareNamesItsModelColumn) {
+  Fixture f;
+  std::vector<PairScores> flipped = f.scores;
+  std::reverse(flipped.begin(), flipped.end());
+  EvalOptions opt;
+  opt.bootstrap_resamples = 200;
+  CompareResult c = compare_runs(f.ds, {{"a", f.scores, {}}, {"b", flipped, {}}}, opt);
+  std::string html = html_compare(c, {{"dataset", {{"examples", "x"}}}});
+  EXPECT_NE(html.find("<tr><th>Model</th><th>N</th>"), std::string::npos);
+  EXPECT_EQ(html.find("<tr><th>Group</th><th>N</th>"), std::string::npos);
+}
+
+TEST(Report, CaptionDifferencesAreMarked) {
+  auto d = caption_diff_html("a mug in some grass", "some grass in a mug");
+  // One longest common subsequence is "some grass" (or "a mug"); the rest moved.
+  EXPECT_EQ(d[0], "<mark>a</mark> <mark>mug</mark> <mark>in</mark> some grass");
+  EXPECT_EQ(d[1], "some grass <mark>in</mark> <mark>a</mark> <mark>mug</mark>");
+  auto same = caption_diff_html("The cat, sat", "the cat sat");
+  EXPECT_EQ(same[0], "The cat, sat");  // case and punctuation do not count as a difference
+  auto esc = caption_diff_html("<b> x", "x <b>");
+  EXPECT_NE(esc[0].find("&lt;b&gt;"), std::string::npos);
+}
+
+TEST(Report, ExampleBrowserHasEveryExampleFiltersAndMargins) {
+  Fixture f;
+  ExampleBrowser eb{&f.ds, {"m1", "m2"}, {f.scores, f.scores}, {}, {}};
+  eb.images.assign(f.ds.examples.size(), {"data:image/jpeg;base64,AAAA", ""});
+  std::string html = example_browser_html(eb);
+  std::size_t items = 0;
+  for (std::size_t p = html.find("<li class=\"ex\""); p != std::string::npos;
+       p = html.find("<li class=\"ex\"", p + 1))
+    ++items;
+  EXPECT_EQ(items, 400u);
+  EXPECT_NE(html.find("id=\"f-outcome\""), std::string::npos);
+  EXPECT_NE(html.find("id=\"f-model\""), std::string::npos);  // two models: disagreement filter
+  EXPECT_NE(html.find("value=\"0:1:4\">m1 group right, m2 wrong"), std::string::npos);
+  EXPECT_NE(html.find("id=\"f-sort\""), std::string::npos);
+  // Example 0 is right on all three (both) with margin min(0.7, 0.7, 0.8, 0.6) = 0.6.
+  EXPECT_NE(html.find("data-o=\"7,7\" data-ties=\"0,0\" data-margin=\"0.6,0.6\""),
+            std::string::npos);
+  EXPECT_NE(html.find("<img src=\"data:image/jpeg;base64,AAAA\""), std::string::npos);
+  EXPECT_EQ(html.find("src=\"http"), std::string::npos);
+  EXPECT_EQ(parse_html_images("link"), HtmlImages::Link);
+  EXPECT_THROW(parse_html_images("inline"), UsageError);
 }
 
 TEST(Report, PerExampleJsonlOneLineEach) {

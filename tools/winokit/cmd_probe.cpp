@@ -273,7 +273,7 @@ int run(ProbeFlags& f) {
   if (!f.json.empty()) out.add(f.json, j.dump(2) + "\n");
   if (!f.markdown.empty()) out.add(f.markdown, md.str());
   if (!f.html.empty()) out.add(f.html, markdown_html("Probes: " + name, md.str(), j["provenance"]));
-  out.commit();
+  commit(out);
   if (!f.quiet && f.markdown.empty()) std::cout << md.str();
   return 0;
 }

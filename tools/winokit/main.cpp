@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   winokit::cli::add_game(app, exit_code);
   winokit::cli::add_variants(app, exit_code);
   winokit::cli::add_heatmap(app, exit_code);
+  if (!winokit::cli::precheck_arguments(app, argc, argv)) return winokit::cli::kExitInput;
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -31,7 +32,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    winokit::cli::print_parse_error(app, e);
     return winokit::cli::kExitInput;
   }
   return exit_code;
