@@ -30,8 +30,8 @@ pre{overflow-x:auto;background:#f8f8f8;padding:.5rem}
 .headline .scores{display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;margin:.4rem 0}
 .headline .score b{font-size:1.5rem;display:block}
 .warn{border:2px solid #c77700;background:#fff4e0;border-radius:6px;padding:.5rem 1rem;margin:1rem 0}
+table.prov{width:100%;table-layout:fixed}table.prov th{text-align:left}table.prov th:first-child{width:34%}
 table.prov td{white-space:normal;text-align:left;overflow-wrap:anywhere}
-table.prov td:first-child{white-space:nowrap}
 .controls{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;position:sticky;top:0;
 background:#fff;padding:.5rem 0;z-index:1;border-bottom:1px solid #eee}
 .controls select{max-width:100%;font-size:1rem}.controls label{max-width:100%}
@@ -48,6 +48,7 @@ mark{background:#ffe08a;padding:0 .1rem}
 .bar{fill:#4e79a7}.chance{stroke:#c00;stroke-dasharray:3,2}
 :focus-visible{outline:3px solid #4e79a7;outline-offset:2px}
 @media (max-width:600px){body{margin:.8rem auto;padding:0 .6rem}h1{font-size:1.3rem}
+.controls{position:static}.headline .score b{font-size:1.25rem}
 .legend span{margin-left:.4rem}}
 </style>)";
 
@@ -412,10 +413,18 @@ std::string markdown_html(const std::string& title, const std::string& markdown,
   }
   if (in_table) body << "</table>\n";
   std::string html = html_scroll_tables(body.str());
-  if (is_random_weights(provenance.value("scorer", nlohmann::json())))
-    html = random_warning(title) + html;
-  return html_page(title,
-                   "<h1>" + html_escape(title) + "</h1>\n" + html + provenance_html(provenance));
+  // The markdown's own "# " title, when it has one, is the page's heading.
+  // A markdown that opens with a heading naming the title already heads the page.
+  const std::string first = markdown.substr(0, markdown.find('\n'));
+  const std::size_t text = first.find_first_not_of('#');
+  const bool titled = text != std::string::npos && text > 0 && text < first.size() &&
+                      first.compare(text + 1, title.size(), title) == 0;
+  if (!titled) html = "<h1>" + html_escape(title) + "</h1>\n" + html;
+  if (is_random_weights(provenance.value("scorer", nlohmann::json()))) {
+    const std::size_t close = html.find("</h");
+    html.insert(close == std::string::npos ? 0 : html.find('>', close) + 1, random_warning(title));
+  }
+  return html_page(title, html + provenance_html(provenance));
 }
 
 }  // namespace winokit

@@ -146,6 +146,24 @@ TEST(Report, ExampleBrowserHasEveryExampleFiltersAndMargins) {
   EXPECT_THROW(parse_html_images("inline"), UsageError);
 }
 
+TEST(Report, MarkdownPagesShareTheStyle) {
+  const std::string md =
+      "## Probes: m (N = 4)\n\n| Probe | Accuracy |\n|---|---:|\n| pair | 1.00 |\n";
+  nlohmann::json prov = {{"scorer", {{"model", "random weights (seed 2)"}}}, {"n", 4}};
+  std::string html = markdown_html("Probes: m", md, prov);
+  EXPECT_EQ(html.find("<h1>"), std::string::npos);  // the markdown's heading is the title
+  const auto heading = html.find("<h2>Probes: m (N = 4)</h2>");
+  ASSERT_NE(heading, std::string::npos);
+  const auto warn = html.find("Random weights.");
+  EXPECT_GT(warn, heading);
+  EXPECT_LT(warn, html.find("<table>"));
+  EXPECT_NE(html.find("<div class=\"scroll\"><table><tr><th>Probe</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td>scorer.model</td><td>random weights (seed 2)</td>"), std::string::npos);
+  std::string plain = markdown_html("Other", "| a |\n|---|\n| 1 |\n", {{"n", 1}});
+  EXPECT_NE(plain.find("<h1>Other</h1>"), std::string::npos);
+  EXPECT_EQ(plain.find("Random weights."), std::string::npos);
+}
+
 TEST(Report, PerExampleJsonlOneLineEach) {
   Fixture f;
   std::string out = per_example_jsonl(f.ds, f.scores, f.result, {});
