@@ -74,7 +74,7 @@ expect "covariate correlations" 0 "\| perplexity \| group \| 35 \|" -- "$WINOKIT
 expect "exact secondary grouping is stated" 0 "exact: only examples whose secondary_tag is exactly one tag" -- "$WINOKIT" eval --data syn --scorer oracle --bootstrap 100 --secondary-grouping exact
 
 # --- compare ---
-"$WINOKIT" eval --data syn --scorer oracle --bootstrap 100 --scores-out oracle.jsonl --quiet
+"$WINOKIT" eval --data syn --scorer oracle --bootstrap 100 --scores-out oracle.jsonl --quiet 2>/dev/null
 expect "compare: leaderboard and McNemar" 0 "\| 1 \| oracle \| 100.00" -- "$WINOKIT" compare oracle.jsonl rnd=r.scores.jsonl --data syn --bootstrap 300 --json cmp.json --html cmp.html --csv cmp.csv
 grep -q '"mcnemar_exact_p"' cmp.json && [ -s cmp.html ] && [ -s cmp.csv ] && ok "compare outputs" || not_ok "compare outputs"
 expect "compare needs two runs" 2 "" -- "$WINOKIT" compare oracle.jsonl --data syn
@@ -227,6 +227,10 @@ fi
 # --- demo and help ---
 expect "demo runs end to end" 0 "winokit eval --data" -- "$WINOKIT" demo --out demo --count 21
 [ -s demo/compare.html ] && [ -s demo/oracle.html ] && ok "demo wrote reports" || not_ok "demo reports"
+grep -q 'Random weights.' demo/clip-random-vit-b32.html && grep -q 'Random weights.' demo/compare.html && ! grep -q 'Random weights.' demo/oracle.html \
+  && ok "random-weight CLIP reports say so in their header" || not_ok "random-weights warning"
+"$WINOKIT" demo --out demo --count 21 --no-clip 2>/dev/null | grep -q 'Reports (open in a browser): demo/oracle.html, demo/bag-of-words.html, demo/random.html, demo/compare.html' \
+  && ok "demo lists its reports" || not_ok "demo report list"
 # --- the game's command line (the game itself: unit, browser, durability, PostgreSQL tests) ---
 expect "serve: missing image folder" 3 "nowhere: not a folder" -- "$WINOKIT" serve --images nowhere
 mkdir -p fewimages && cp syn/images/ex_0_img_0.png syn/images/ex_0_img_1.png fewimages/
