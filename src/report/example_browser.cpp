@@ -8,6 +8,7 @@
 #include <csetjmp>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -92,8 +93,55 @@ DecodedImage box_reduce(const DecodedImage& im, int k) {
   return out;
 }
 
+// A JPEG decoded straight at 1/2, 1/4 or 1/8 scale (libjpeg's DCT scaling), as large as still
+// covers `max_side`: a thumbnail needs no full-size decode. Empty when the fast path does not
+// apply (then the exact decoder runs and reports any problem).
+std::optional<DecodedImage> decode_jpeg_scaled(const std::string& bytes, int max_side) {
+  jpeg_decompress_struct cinfo{};
+  JpegWriteError err{};
+  cinfo.err = jpeg_std_error(&err.mgr);
+  err.mgr.error_exit = jpeg_write_fail;
+  err.mgr.emit_message = [](j_common_ptr, int) {};
+  DecodedImage out;
+  if (setjmp(err.jump)) {
+    jpeg_destroy_decompress(&cinfo);
+    return std::nullopt;
+  }
+  jpeg_create_decompress(&cinfo);
+  jpeg_mem_src(&cinfo, reinterpret_cast<const unsigned char*>(bytes.data()),
+               static_cast<unsigned long>(bytes.size()));
+  jpeg_read_header(&cinfo, TRUE);
+  if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK ||
+      cinfo.image_width == 0 || cinfo.image_height == 0) {
+    jpeg_destroy_decompress(&cinfo);
+    return std::nullopt;
+  }
+  const unsigned longer = std::max(cinfo.image_width, cinfo.image_height);
+  unsigned denom = 1;
+  while (denom < 8 && longer / (denom * 2) >= static_cast<unsigned>(max_side))
+    denom *= 2;
+  cinfo.scale_num = 1;
+  cinfo.scale_denom = denom;
+  cinfo.out_color_space = JCS_RGB;
+  jpeg_start_decompress(&cinfo);
+  out.width = static_cast<int>(cinfo.output_width);
+  out.height = static_cast<int>(cinfo.output_height);
+  out.mode = PixelMode::RGB;
+  out.pixels.resize(static_cast<std::size_t>(out.width) * out.height * 3);
+  while (cinfo.output_scanline < cinfo.output_height) {
+    JSAMPROW row =
+        out.pixels.data() + static_cast<std::size_t>(cinfo.output_scanline) * out.width * 3;
+    jpeg_read_scanlines(&cinfo, &row, 1);
+  }
+  jpeg_finish_decompress(&cinfo);
+  jpeg_destroy_decompress(&cinfo);
+  return out;
+}
+
 std::string thumbnail_uri(const ImageBytes& bytes, int max_side) {
-  DecodedImage im = to_rgb(decode_image(bytes));
+  std::optional<DecodedImage> fast;
+  if (bytes.format == ImageFormat::Jpeg) fast = decode_jpeg_scaled(bytes.bytes, max_side);
+  DecodedImage im = fast ? std::move(*fast) : to_rgb(decode_image(bytes));
   const int longer = std::max(im.width, im.height);
   if (longer > max_side) {
     const int k = longer / (2 * max_side);

@@ -1,11 +1,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <filesystem>
 
 #include "test_util.hpp"
 #include "winokit/error.hpp"
+#include "winokit/image.hpp"
 #include "winokit/report.hpp"
 #include "winokit/text.hpp"
+#include "winokit/winoground.hpp"
 
 namespace winokit {
 namespace {
@@ -162,6 +166,61 @@ TEST(Report, MarkdownPagesShareTheStyle) {
   std::string plain = markdown_html("Other", "| a |\n|---|\n| 1 |\n", {{"n", 1}});
   EXPECT_NE(plain.find("<h1>Other</h1>"), std::string::npos);
   EXPECT_EQ(plain.find("Random weights."), std::string::npos);
+}
+
+// Decodes standard base64 (the test's check of the embedded thumbnails).
+std::string unbase64(const std::string& text) {
+  const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  unsigned buffer = 0;
+  int bits = 0;
+  for (char c : text) {
+    const auto v = alphabet.find(c);
+    if (v == std::string::npos) break;
+    buffer = (buffer << 6) | static_cast<unsigned>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((buffer >> bits) & 0xff);
+    }
+  }
+  return out;
+}
+
+TEST(Report, ThumbnailsOfPhotosPngsAndGrayJpegs) {
+  const std::filesystem::path images =
+      std::filesystem::path(WINOKIT_SHARED_DIR) / "golden/clip/images";
+  if (!std::filesystem::exists(images / "coffee_1920x1281.jpg")) GTEST_SKIP() << "no images";
+  test::TempDir dir;
+  dir.write("examples.jsonl", test::example_line(0) + test::example_line(1));
+  std::filesystem::create_directories(dir.path() / "images");
+  const std::array<std::pair<const char*, const char*>, 4> files = {
+      {{"coffee_1920x1281.jpg", "ex_0_img_0.jpg"},  // large photo: the scaled JPEG path
+       {"rocket_gray.jpg", "ex_0_img_1.jpg"},       // grayscale JPEG
+       {"coffee_rgba.png", "ex_1_img_0.png"},       // PNG with alpha
+       {"tiny_upscale.png", "ex_1_img_1.png"}}};    // smaller than a thumbnail: kept
+  for (const auto& [from, to] : files)
+    std::filesystem::copy_file(images / from, dir.path() / "images" / to);
+  Dataset ds = load_dataset(dir.path());
+  auto uris = example_images(ds, HtmlImages::Embed, dir.path());
+  ASSERT_EQ(uris.size(), 2u);
+  for (const auto& pair : uris) {
+    for (const auto& uri : pair) {
+      const std::string prefix = "data:image/jpeg;base64,";
+      ASSERT_EQ(uri.rfind(prefix, 0), 0u);
+      DecodedImage im = decode_image(unbase64(uri.substr(prefix.size())), "thumbnail");
+      EXPECT_LE(std::max(im.width, im.height), 160);
+      EXPECT_GT(std::min(im.width, im.height), 0);
+    }
+  }
+  DecodedImage big = decode_image(unbase64(uris[0][0].substr(23)), "t");
+  EXPECT_EQ(big.width, 160);  // 1920x1281 -> 160x107, the aspect ratio kept
+  EXPECT_EQ(big.height, 107);
+  EXPECT_EQ(big.mode, PixelMode::RGB);
+  auto links = example_images(ds, HtmlImages::Link, dir.path());
+  EXPECT_EQ(links[0][0], "images/ex_0_img_0.jpg");
+  auto none = example_images(ds, HtmlImages::None, dir.path());
+  EXPECT_TRUE(none[0][0].empty());
 }
 
 TEST(Report, PerExampleJsonlOneLineEach) {
