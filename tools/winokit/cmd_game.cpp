@@ -2,9 +2,9 @@
 // WinoGAViL CSV.
 #include <pthread.h>
 #include <signal.h>
+
 #include <chrono>
 #include <cstdio>
-
 #include <iostream>
 #include <thread>
 
