@@ -129,7 +129,7 @@ std::string html_associations(const AssociationResult& r, const std::string& mod
        "human associations, in percent, per number of candidates; the dashed line is what "
        "random picks get.</p></div>";
   auto table = [&](const std::string& title, const std::vector<AssociationGroup>& groups) {
-    constexpr double kBarHeight = 18, kWidth = 400, kLabel = 120;
+    constexpr double kBarHeight = 18, kWidth = 260, kLabel = 90;
     const double svg_w = kLabel + kWidth + 60;
     const double svg_h = kBarHeight * static_cast<double>(groups.size()) + 10;
     b << "<h2>" << html_escape(title) << "</h2><div class=\"chart\"><svg role=\"img\" width=\""
