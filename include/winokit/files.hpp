@@ -55,6 +55,13 @@ class OutputSet {
  public:
   void add(std::filesystem::path path, std::string content);
   bool empty() const { return files_.empty(); }
+  // The files added so far, in order.
+  std::vector<std::filesystem::path> paths() const {
+    std::vector<std::filesystem::path> p;
+    for (const auto& f : files_)
+      p.push_back(f.first);
+    return p;
+  }
   void commit();
 
   // Test hook: called with the index of each target just before it is renamed (to simulate a

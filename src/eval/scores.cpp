@@ -1,6 +1,7 @@
 #include "winokit/scores.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <optional>
 
@@ -206,6 +207,33 @@ void read_table_scores(std::string_view text, Collector& out, const std::string&
   }
 }
 
+// A table's first line must be a header naming an id or a score column; anything else (an HTML
+// page, a model's log) is not a scores file at all, whatever its column count.
+void check_table_header(const std::vector<std::string_view>& lines, const std::string& file) {
+  for (std::size_t n = 0; n < lines.size(); ++n) {
+    auto line = trim(lines[n]);
+    if (line.empty()) continue;
+    std::string lower(line);
+    for (auto& c : lower)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string squeezed;
+    for (char c : lower)
+      if (c != '_' && c != '-' && c != ' ') squeezed += c;
+    const bool named = squeezed.find("c0i0") != std::string::npos ||
+                       squeezed.find("id") != std::string::npos ||
+                       squeezed.find("example") != std::string::npos;
+    if (!named || lower.front() == '<') {
+      throw InputError({file, n + 1, ""},
+                       "not a recognised scores file (expected the official JSONL: "
+                       "{\"label\": \"<id>_c0_i0\", \"score\": ...} per line; per-example "
+                       "JSONL: {\"id\": ..., \"scores\": {\"c0_i0\": ..., ...}} per line; or a "
+                       "CSV/TSV table with a header naming an id column and c0_i0, c0_i1, "
+                       "c1_i0, c1_i1)");
+    }
+    return;
+  }
+}
+
 ScoresFormat detect_format(const std::vector<std::string_view>& lines) {
   for (auto raw : lines) {
     auto line = trim(raw);
@@ -247,6 +275,7 @@ LoadedScores parse_scores(const std::string& text, const std::string& file,
       read_per_example(lines, collector, file);
       break;
     case ScoresFormat::Table:
+      check_table_header(lines, file);
       read_table_scores(body, collector, file);
       break;
   }

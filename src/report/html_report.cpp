@@ -10,15 +10,46 @@ namespace {
 constexpr std::array<const char*, 3> kColors = {"#4e79a7", "#f28e2b", "#59a14f"};
 
 constexpr const char* kStyle = R"(<style>
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1100px;
-padding:0 1rem;color:#222;line-height:1.45}
-h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd}
+*{box-sizing:border-box}
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5rem auto;max-width:1100px;
+padding:0 1rem;color:#222;line-height:1.45;overflow-wrap:break-word}
+h1{font-size:1.6rem;margin:.2rem 0 .6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd}
+h3{font-size:1.05rem}
+.scroll{overflow-x:auto;max-width:100%;-webkit-overflow-scrolling:touch}
 table{border-collapse:collapse;margin:.5rem 0 1rem;font-size:.92rem}
-th,td{border:1px solid #ddd;padding:.25rem .6rem;text-align:right}
+th,td{border:1px solid #ddd;padding:.25rem .6rem;text-align:right;white-space:nowrap;
+font-variant-numeric:tabular-nums}
 th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}
-.note{color:#555;font-size:.9rem}.chart{overflow-x:auto}
+.note{color:#555;font-size:.9rem}
+.chart svg{display:block;max-width:100%;height:auto}
+.side{display:flex;flex-wrap:wrap;gap:0 2rem;align-items:center}.side>.scroll{flex:1 1 420px;min-width:0}
 .legend span{display:inline-block;width:.9rem;height:.9rem;margin:0 .3rem 0 1rem;vertical-align:middle}
-code{background:#f4f4f4;padding:0 .2rem}
+code{background:#f4f4f4;padding:0 .2rem;overflow-wrap:anywhere}
+pre{overflow-x:auto;background:#f8f8f8;padding:.5rem}
+.headline{border:1px solid #cfd8e3;background:#f5f8fc;border-radius:6px;padding:.6rem 1rem;margin:1rem 0}
+.headline .scores{display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;margin:.4rem 0}
+.headline .score b{font-size:1.5rem;display:block}
+.warn{border:2px solid #c77700;background:#fff4e0;border-radius:6px;padding:.5rem 1rem;margin:1rem 0}
+table.prov{width:100%;table-layout:fixed}table.prov th{text-align:left}table.prov th:first-child{width:34%}
+table.prov td{white-space:normal;text-align:left;overflow-wrap:anywhere}
+.controls{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;position:sticky;top:0;
+background:#fff;padding:.5rem 0;z-index:1;border-bottom:1px solid #eee}
+.controls select{max-width:100%;font-size:1rem}.controls label{max-width:100%}
+.ex-list{list-style:none;padding:0}
+.ex{border:1px solid #ddd;border-radius:6px;padding:.4rem .8rem;margin:.8rem 0}
+.ex h3{margin:.2rem 0}.ex-body{display:flex;flex-wrap:wrap;gap:1rem}
+.pair{display:flex;flex-wrap:wrap;gap:.6rem;flex:1 1 340px}
+.pair figure{margin:0;flex:0 1 160px;max-width:160px}
+.pair img{width:100%;height:auto;border:1px solid #ccc;display:block}
+.ex-scores{flex:1 1 260px}.four{margin:.2rem 0}.four caption{text-align:left;font-weight:600}
+mark{background:#ffe08a;padding:0 .1rem}
+.ok{color:#1a7f37}.bad{color:#b42318}
+.tags span{display:inline-block;background:#eef1f4;border-radius:3px;padding:0 .35rem;margin:.1rem 0;font-size:.85rem}
+.bar{fill:#4e79a7}.chance{stroke:#c00;stroke-dasharray:3,2}
+:focus-visible{outline:3px solid #4e79a7;outline-offset:2px}
+@media (max-width:600px){body{margin:.8rem auto;padding:0 .6rem}h1{font-size:1.3rem}
+.controls{position:static}.headline .score b{font-size:1.25rem}
+.legend span{margin-left:.4rem}}
 </style>)";
 
 std::string fmt(double v) {
@@ -35,10 +66,13 @@ std::string legend() {
   return out + " &nbsp; whiskers: bootstrap percentile interval; dashed: chance</p>";
 }
 
-std::string group_table(const std::vector<GroupStats>& groups) {
+std::string group_table(const std::vector<GroupStats>& groups, const std::string& first_column,
+                        int level) {
   std::ostringstream t;
-  t << "<table><tr><th>Group</th><th>N</th><th>Text</th><th>Image</th><th>Group</th>"
-       "<th>Group interval (bootstrap)</th><th>Group p vs chance</th></tr>";
+  t << "<div class=\"scroll\"><table><tr><th>" << html_escape(first_column)
+    << "</th><th>N</th><th>Text score</th><th>Image score</th><th>Group score</th>"
+       "<th>Group score "
+    << level << "% interval (bootstrap)</th><th>Group score p vs chance</th></tr>";
   for (const auto& g : groups) {
     char p[32];
     std::snprintf(p, sizeof p, "%.3g", g.metrics[kGroup].p_vs_chance);
@@ -51,17 +85,96 @@ std::string group_table(const std::vector<GroupStats>& groups) {
     t << "<td>" << interval_text(g.metrics[kGroup].bootstrap_percentile) << "</td><td>" << p
       << "</td></tr>";
   }
-  t << "</table><p class=\"note\">bold: &gt; chance (paper: strictly above 25% text and image, "
+  t << "</table></div><p class=\"note\">bold: &gt; chance (paper: strictly above 25% text and image, "
        "16.67% group); *: significant (exact one-sided binomial test against chance)</p>";
   return t.str();
 }
 
-std::string page(const std::string& title, const std::string& body) {
+int level_of(const EvalOptions& o) {
+  return static_cast<int>(o.confidence * 100 + 0.5);
+}
+
+bool is_random_weights(const nlohmann::json& scorer) {
+  return scorer.is_object() && scorer.contains("model") && scorer["model"].is_string() &&
+         scorer["model"].get<std::string>().rfind("random weights", 0) == 0;
+}
+
+std::string random_warning(const std::string& model) {
+  return "<p class=\"warn\" role=\"note\"><b>Random weights.</b> " + html_escape(model) +
+         " is a CLIP network with seeded random weights, not a trained checkpoint: its scores "
+         "measure nothing about vision and language and show only that the engine runs.</p>";
+}
+
+void flatten(const nlohmann::json& j, const std::string& key, std::ostringstream& rows) {
+  if (j.is_object() && !j.empty()) {
+    for (const auto& [k, v] : j.items())
+      flatten(v, key.empty() ? k : key + "." + k, rows);
+    return;
+  }
+  if (j.is_array() && !j.empty()) {
+    bool scalars = std::all_of(j.begin(), j.end(), [](const auto& v) { return v.is_primitive(); });
+    if (!scalars) {
+      for (std::size_t i = 0; i < j.size(); ++i)
+        flatten(j[i], key + "[" + std::to_string(i) + "]", rows);
+      return;
+    }
+  }
+  std::string value;
+  if (j.is_string()) {
+    value = j.get<std::string>();
+  } else if (j.is_array()) {
+    for (const auto& v : j)
+      value += (value.empty() ? "" : ", ") + (v.is_string() ? v.get<std::string>() : v.dump());
+  } else {
+    value = j.dump();
+  }
+  rows << "<tr><td>" << html_escape(key) << "</td><td>" << html_escape(value) << "</td></tr>";
+}
+
+std::string headline_score(const char* label, const MetricStats& s, double chance, int level) {
+  std::ostringstream h;
+  h << "<div class=\"score\">" << label << "<b>" << percent(s.value) << "</b>" << level << "% "
+    << interval_text(s.bootstrap_percentile) << "<br>chance " << percent(chance) << ", "
+    << (s.above_chance ? "above chance" : "not above chance") << "</div>";
+  return h.str();
+}
+
+}  // namespace
+
+std::string html_page(const std::string& title, const std::string& body) {
   return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>" +
          html_escape(title) + "</title>" + kStyle + "</head><body>\n" + body + "\n</body></html>\n";
 }
 
+std::string provenance_html(const nlohmann::json& provenance) {
+  std::ostringstream rows;
+  flatten(provenance, "", rows);
+  return "<h2>Provenance</h2><p class=\"note\">Where these numbers come from (the JSON output "
+         "holds the same record).</p><div class=\"scroll\"><table class=\"prov\"><tr><th>Field"
+         "</th><th>Value</th></tr>" +
+         rows.str() + "</table></div>";
+}
+
+std::string html_scroll_tables(const std::string& html) {
+  std::string out;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t a = html.find("<table", pos);
+    if (a == std::string::npos) break;
+    const std::size_t b = html.find("</table>", a);
+    if (b == std::string::npos) break;
+    out +=
+        html.substr(pos, a - pos) + "<div class=\"scroll\">" + html.substr(a, b + 8 - a) + "</div>";
+    pos = b + 8;
+  }
+  return out + html.substr(pos);
+}
+
+namespace {
+std::string page(const std::string& title, const std::string& body) {
+  return html_page(title, body);
+}
 }  // namespace
 
 std::string svg_group_chart(const std::vector<GroupStats>& groups, const std::string& title) {
@@ -122,16 +235,36 @@ std::string svg_group_chart(const std::vector<GroupStats>& groups, const std::st
 }
 
 std::string html_report(const EvalResult& r, const ReportContext& ctx) {
+  return html_report(r, ctx, nullptr);
+}
+
+std::string html_report(const EvalResult& r, const ReportContext& ctx,
+                        const ExampleBrowser* examples) {
+  const int level = level_of(r.options);
+  const auto& prov = ctx.provenance;
   std::ostringstream b;
   b << "<h1>Winoground report: " << html_escape(ctx.model) << "</h1>";
-  b << "<p class=\"note\">" << r.overall.n << " examples from <code>"
-    << html_escape(ctx.provenance["dataset"]["examples"].get<std::string>()) << "</code> (sha256 "
-    << ctx.provenance["dataset"]["sha256"].get<std::string>().substr(0, 12) << "&hellip;), winokit "
-    << html_escape(ctx.provenance["version"].get<std::string>()) << ".</p>";
-  b << "<h2>Overall</h2>" << legend() << "<div class=\"chart\">"
+  if (is_random_weights(prov.value("scorer", nlohmann::json()))) b << random_warning(ctx.model);
+  b << "<div class=\"headline\"><p><b>" << html_escape(ctx.model) << "</b> on <code>"
+    << html_escape(prov["dataset"]["examples"].get<std::string>()) << "</code>, N = " << r.overall.n
+    << " examples.</p><div class=\"scores\">"
+    << headline_score("Text score", r.overall.metrics[kText], kChance[kText], level)
+    << headline_score("Image score", r.overall.metrics[kImage], kChance[kImage], level)
+    << headline_score("Group score", r.overall.metrics[kGroup], kChance[kGroup], level)
+    << "</div><p class=\"note\">What to read: the group score is the strictest (both captions "
+       "must pick their own image and both images their own caption); compare each score with "
+       "chance and its interval, then look below at which tags and examples the model gets "
+       "wrong. Scores are percentages; intervals are "
+    << level << "% bootstrap percentile intervals.</p></div>";
+  b << "<p class=\"note\">Dataset sha256 "
+    << prov["dataset"]["sha256"].get<std::string>().substr(0, 12) << "&hellip;, winokit "
+    << html_escape(prov["version"].get<std::string>()) << ".</p>";
+  b << "<h2>Overall</h2>" << legend() << "<div class=\"side\"><div class=\"chart\">"
     << svg_group_chart({r.overall}, "Overall") << "</div>";
-  b << "<table><tr><th>Metric</th><th>Score</th><th>Chance</th><th>t over " << r.options.folds
-    << " folds</th><th>Bootstrap percentile</th><th>Bootstrap BCa</th><th>p vs chance</th></tr>";
+  b << "<div class=\"scroll\"><table><tr><th>Metric</th><th>Score</th><th>Chance</th><th>" << level
+    << "% t interval over " << r.options.folds << " folds</th><th>" << level
+    << "% bootstrap percentile</th><th>" << level
+    << "% bootstrap BCa</th><th>p vs chance</th></tr>";
   for (std::size_t m = 0; m < kMetricCount; ++m) {
     const auto& s = r.overall.metrics[m];
     char p[32];
@@ -142,7 +275,7 @@ std::string html_report(const EvalResult& r, const ReportContext& ctx) {
       << interval_text(s.bootstrap_bca) << "</td><td>" << p << "</td></tr>";
   }
   const auto& t = r.overall.ties;
-  b << "</table><p class=\"note\">Ties: " << t.text + t.image << " of " << t.comparisons
+  b << "</table></div></div><p class=\"note\">Ties: " << t.text + t.image << " of " << t.comparisons
     << " comparisons (text " << t.text << ", image " << t.image
     << "); a tie counts as wrong. Methods: " << html_escape(fold_method_text(r.options)) << "; "
     << html_escape(bootstrap_method_text(r.options)) << "; "
@@ -151,7 +284,7 @@ std::string html_report(const EvalResult& r, const ReportContext& ctx) {
     b << "<h2>" << html_escape(bd.title)
       << "</h2><p class=\"note\">Grouping: " << html_escape(bd.note) << ".</p>" << legend()
       << "<div class=\"chart\">" << svg_group_chart(bd.groups, bd.title) << "</div>"
-      << group_table(bd.groups);
+      << group_table(bd.groups, "Group", level);
   }
   auto fixed4 = [](double x) {
     char buf[32];
@@ -160,19 +293,20 @@ std::string html_report(const EvalResult& r, const ReportContext& ctx) {
   };
   if (!r.pair_correlations.empty()) {
     b << "<h2>Correlations with image-caption scores (Table 6, left)</h2><p class=\"note\">"
-      << html_escape(pair_correlation_text()) << ".</p><table><tr><th>Covariate</th>"
+      << html_escape(pair_correlation_text())
+      << ".</p><div class=\"scroll\"><table><tr><th>Covariate</th>"
       << "<th>Pairs N</th><th>Pearson r</th><th>p</th><th>Spearman rho</th><th>p</th></tr>";
     for (const auto& c : r.pair_correlations) {
       b << "<tr><td>" << html_escape(c.covariate) << "</td><td>" << c.pearson.n << "</td><td>"
         << fixed4(c.pearson.r) << "</td><td>" << fixed4(c.pearson.p) << "</td><td>"
         << fixed4(c.spearman.r) << "</td><td>" << fixed4(c.spearman.p) << "</td></tr>";
     }
-    b << "</table>";
+    b << "</table></div>";
   }
   if (!r.correlations.empty()) {
     b << "<h2>Correlations with per-example correctness</h2><p class=\"note\">"
       << html_escape(correctness_correlation_text()) << ".</p>"
-      << "<table><tr><th>Covariate</th><th>Metric</th><th>N</th>"
+      << "<div class=\"scroll\"><table><tr><th>Covariate</th><th>Metric</th><th>N</th>"
          "<th>Pearson r</th><th>p</th><th>Spearman rho</th><th>p</th></tr>";
     for (const auto& c : r.correlations) {
       auto v = [](double x) {
@@ -185,18 +319,47 @@ std::string html_report(const EvalResult& r, const ReportContext& ctx) {
         << v(c.pearson.p) << "</td><td>" << v(c.spearman.r) << "</td><td>" << v(c.spearman.p)
         << "</td></tr>";
     }
-    b << "</table>";
+    b << "</table></div><p class=\"note\">Correctness is 1 or 0 per example; p is two-sided (t "
+         "with N-2 df); n/a where a variable is constant (for example a scorer that gets every "
+         "example right or every example wrong).</p>";
   }
-  b << "<h2>Provenance</h2><pre>" << html_escape(ctx.provenance.dump(2)) << "</pre>";
+  if (examples) b << example_browser_html(*examples);
+  b << provenance_html(prov);
   return page("Winoground report: " + ctx.model, b.str());
 }
 
 std::string html_compare(const CompareResult& c, const nlohmann::json& provenance) {
+  return html_compare(c, provenance, nullptr);
+}
+
+std::string html_compare(const CompareResult& c, const nlohmann::json& provenance,
+                         const ExampleBrowser* examples) {
+  const int level = level_of(c.options);
   std::ostringstream b;
-  b << "<h1>Winoground leaderboard</h1>" << legend() << "<div class=\"chart\">"
-    << svg_group_chart(c.leaderboard, "Leaderboard") << "</div>" << group_table(c.leaderboard);
-  b << "<h2>Pairwise differences</h2><table><tr><th>A</th><th>B</th><th>Metric</th><th>A - B</th>"
-       "<th>A only</th><th>B only</th><th>McNemar exact p</th><th>Paired bootstrap</th></tr>";
+  b << "<h1>Winoground leaderboard</h1>";
+  for (std::size_t i = 0; i < c.names.size() && i < c.sources.size(); ++i)
+    if (is_random_weights(c.sources[i])) b << random_warning(c.names[i]);
+  if (!c.leaderboard.empty()) {
+    const auto& top = c.leaderboard.front();
+    b << "<div class=\"headline\"><p>" << c.leaderboard.size() << " runs on <code>"
+      << html_escape(provenance.value("dataset", nlohmann::json::object())
+                         .value("examples", std::string("the dataset")))
+      << "</code>, N = " << top.n << " examples. Best group score: <b>" << html_escape(top.name)
+      << "</b>.</p><div class=\"scores\">"
+      << headline_score("Text score", top.metrics[kText], kChance[kText], level)
+      << headline_score("Image score", top.metrics[kImage], kChance[kImage], level)
+      << headline_score("Group score", top.metrics[kGroup], kChance[kGroup], level)
+      << "</div><p class=\"note\">What to read: runs are ranked by group score; whether two runs "
+         "really differ is in the pairwise table (McNemar p and the paired bootstrap interval "
+         "of the difference), not in the order alone.</p></div>";
+  }
+  b << "<h2>Leaderboard</h2>" << legend() << "<div class=\"chart\">"
+    << svg_group_chart(c.leaderboard, "Leaderboard") << "</div>"
+    << group_table(c.leaderboard, "Model", level);
+  b << "<h2>Pairwise differences</h2><div class=\"scroll\"><table><tr><th>Model A</th>"
+       "<th>Model B</th><th>Metric</th><th>A &minus; B</th><th>A right only</th><th>B right "
+       "only</th><th>McNemar exact p</th><th>"
+    << level << "% paired bootstrap</th></tr>";
   for (const auto& p : c.pairwise) {
     char pv[32];
     std::snprintf(pv, sizeof pv, "%.3g", p.p_mcnemar);
@@ -205,7 +368,8 @@ std::string html_compare(const CompareResult& c, const nlohmann::json& provenanc
       << "</td><td>" << p.b_only << "</td><td>" << pv << "</td><td>"
       << interval_text(p.paired_bootstrap) << "</td></tr>";
   }
-  b << "</table><p class=\"note\">" << html_escape(bootstrap_method_text(c.options)) << ".</p>";
+  b << "</table></div><p class=\"note\">" << html_escape(bootstrap_method_text(c.options))
+    << ".</p>";
   if (c.run_correlations) {
     b << "<h2>Correlations with run information (Table 7)</h2><p class=\"note\">"
       << html_escape(run_correlation_text()) << ". From " << html_escape(c.run_correlations->file)
@@ -224,7 +388,7 @@ std::string html_compare(const CompareResult& c, const nlohmann::json& provenanc
       }
       b << "<h3>" << html_escape(title) << "</h3>";
       if (!set.rows.empty()) {
-        b << "<table><tr><th>Column</th><th>Metric</th><th>N runs</th><th>Pearson r</th>"
+        b << "<div class=\"scroll\"><table><tr><th>Column</th><th>Metric</th><th>N runs</th><th>Pearson r</th>"
              "<th>p</th><th>Spearman rho</th><th>p</th></tr>";
         for (const auto& row : set.rows) {
           b << "<tr><td>" << html_escape(row.column) << "</td><td>" << kMetricNames[row.metric]
@@ -232,13 +396,14 @@ std::string html_compare(const CompareResult& c, const nlohmann::json& provenanc
             << v(row.pearson.p) << "</td><td>" << v(row.spearman.r) << "</td><td>"
             << v(row.spearman.p) << "</td></tr>";
         }
-        b << "</table>";
+        b << "</table></div>";
       }
       for (const auto& m : set.messages)
         b << "<p class=\"note\">Not computed: " << html_escape(m) << ".</p>";
     }
   }
-  b << "<h2>Provenance</h2><pre>" << html_escape(provenance.dump(2)) << "</pre>";
+  if (examples) b << example_browser_html(*examples);
+  b << provenance_html(provenance);
   return page("Winoground leaderboard", b.str());
 }
 
@@ -300,8 +465,19 @@ std::string markdown_html(const std::string& title, const std::string& markdown,
     }
   }
   if (in_table) body << "</table>\n";
-  body << "<h2>Provenance</h2><pre>" << html_escape(provenance.dump(2)) << "</pre>";
-  return page(title, "<h1>" + html_escape(title) + "</h1>\n" + body.str());
+  std::string html = html_scroll_tables(body.str());
+  // The markdown's own "# " title, when it has one, is the page's heading.
+  // A markdown that opens with a heading naming the title already heads the page.
+  const std::string first = markdown.substr(0, markdown.find('\n'));
+  const std::size_t text = first.find_first_not_of('#');
+  const bool titled = text != std::string::npos && text > 0 && text < first.size() &&
+                      first.compare(text + 1, title.size(), title) == 0;
+  if (!titled) html = "<h1>" + html_escape(title) + "</h1>\n" + html;
+  if (is_random_weights(provenance.value("scorer", nlohmann::json()))) {
+    const std::size_t close = html.find("</h");
+    html.insert(close == std::string::npos ? 0 : html.find('>', close) + 1, random_warning(title));
+  }
+  return html_page(title, html + provenance_html(provenance));
 }
 
 }  // namespace winokit

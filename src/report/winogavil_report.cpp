@@ -204,18 +204,21 @@ std::string csv_associations(const AssociationResult& r) {
 std::string html_associations(const AssociationResult& r, const std::string& model,
                               const json& provenance) {
   std::ostringstream b;
-  b << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
-       "content=\"width=device-width, initial-scale=1\"><title>WinoGAViL: "
-    << html_escape(model)
-    << "</title><style>body{font-family:system-ui,sans-serif;max-width:1000px;margin:2rem auto;"
-       "padding:0 1rem}table{border-collapse:collapse}th,td{border:1px solid #ddd;padding:.25rem "
-       ".6rem;text-align:right}th:first-child,td:first-child{text-align:left}.bar{fill:#4e79a7}"
-       ".chance{stroke:#c00;stroke-dasharray:3,2}</style></head><body>"
-    << "<h1>WinoGAViL: " << html_escape(model) << "</h1>";
+  b << "<h1>WinoGAViL: " << html_escape(model) << "</h1><div class=\"headline\"><p><b>"
+    << html_escape(model) << "</b>: mean Jaccard <b>" << pct1(r.overall.mean) << "</b> "
+    << interval_text(r.overall.interval, 1) << " over N = " << r.overall.n
+    << " associations; chance " << pct1(r.overall.chance)
+    << (r.overall.human ? ", humans " + pct1(*r.overall.human) : std::string()) << ".</p>"
+    << "<p class=\"note\">What to read: the Jaccard index between the model's picks and the "
+       "human associations, in percent, per number of candidates; the dashed line is what "
+       "random picks get.</p></div>";
   auto table = [&](const std::string& title, const std::vector<AssociationGroup>& groups) {
-    constexpr double kBarHeight = 18, kWidth = 400, kLabel = 120;
-    b << "<h2>" << html_escape(title) << "</h2><svg role=\"img\" width=\"" << kLabel + kWidth + 60
-      << "\" height=\"" << kBarHeight * static_cast<double>(groups.size()) + 10 << "\">";
+    constexpr double kBarHeight = 18, kWidth = 260, kLabel = 90;
+    const double svg_w = kLabel + kWidth + 60;
+    const double svg_h = kBarHeight * static_cast<double>(groups.size()) + 10;
+    b << "<h2>" << html_escape(title) << "</h2><div class=\"chart\"><svg role=\"img\" width=\""
+      << svg_w << "\" height=\"" << svg_h << "\" viewBox=\"0 0 " << svg_w << " " << svg_h
+      << "\"><title>" << html_escape(title) << "</title>";
     for (std::size_t i = 0; i < groups.size(); ++i) {
       const auto& g = groups[i];
       const double y = static_cast<double>(i) * kBarHeight;
@@ -225,38 +228,38 @@ std::string html_associations(const AssociationResult& r, const std::string& mod
         << "</title></rect><line class=\"chance\" x1=\"" << kLabel + kWidth * g.chance << "\" x2=\""
         << kLabel + kWidth * g.chance << "\" y1=\"" << y << "\" y2=\"" << y + kBarHeight << "\"/>";
     }
-    b << "</svg><table><tr><th>Group</th><th>N</th><th>Mean Jaccard</th><th>Interval</th>"
-         "<th>Chance (exact)</th><th>Solvers in the file</th></tr>";
+    b << "</svg></div><div class=\"scroll\"><table><tr><th>Group</th><th>N</th><th>Mean "
+         "Jaccard (%)</th><th>Interval (%)</th><th>Chance (exact, %)</th><th>Solvers in the file (%)</th></tr>";
     for (const auto& g : groups) {
       b << "<tr><td>" << html_escape(g.name) << "</td><td>" << g.n << "</td><td>" << pct1(g.mean)
         << "</td><td>" << interval_text(g.interval, 1) << "</td><td>" << pct1(g.chance)
         << "</td><td>" << (g.human ? pct1(*g.human) : "-") << "</td></tr>";
     }
-    b << "</table>";
+    b << "</table></div>";
   };
   table("Overall", {r.overall});
   for (const auto& bd : r.breakdowns)
     table(bd.title, bd.groups);
   if (!r.cross.empty()) {
-    b << "<h2>Candidates x associations (Table 10)</h2><table><tr><th>Candidates</th><th>k</th>"
+    b << "<h2>Candidates x associations (Table 10)</h2><div class=\"scroll\"><table><tr><th>Candidates</th><th>k</th>"
          "<th>N</th><th>Mean Jaccard</th><th>Chance (exact)</th></tr>";
     for (const auto& c : r.cross) {
       b << "<tr><td>" << c.candidates << "</td><td>" << c.k << "</td><td>" << c.n << "</td><td>"
         << pct1(c.mean) << "</td><td>" << pct1(c.chance) << "</td></tr>";
     }
-    b << "</table>";
+    b << "</table></div>";
   }
-  b << "<h2>Published reference values</h2><table><tr><th>What</th><th>Value</th><th>Source</th>"
+  b << "<h2>Published reference values</h2><div class=\"scroll\"><table><tr><th>What</th><th>Value</th><th>Source</th>"
        "</tr>";
   for (const auto& p : winogavil_published_references()) {
     b << "<tr><td>" << html_escape(p.what) << "</td><td>" << html_escape(p.value) << "</td><td>"
       << html_escape(p.source) << "</td></tr>";
   }
-  b << "</table><p>" << html_escape(solvers_note()) << ".</p><p>"
+  b << "</table></div><p>" << html_escape(solvers_note()) << ".</p><p>"
     << html_escape(paper_chance_note()) << ".</p>";
-  b << "<p>" << html_escape(chance_definition()) << " (dashed lines).</p><h2>Provenance</h2><pre>"
-    << html_escape(provenance.dump(2)) << "</pre></body></html>\n";
-  return b.str();
+  b << "<p class=\"note\">" << html_escape(chance_definition()) << " (dashed lines).</p>"
+    << provenance_html(provenance);
+  return html_page("WinoGAViL: " + model, b.str());
 }
 
 std::string predictions_csv(const AssociationDataset& ds,

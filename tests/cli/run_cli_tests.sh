@@ -75,7 +75,7 @@ expect "covariate correlations" 0 "\| perplexity \| group \| 35 \|" -- "$WINOKIT
 expect "exact secondary grouping is stated" 0 "exact: only examples whose secondary_tag is exactly one tag" -- "$WINOKIT" eval --data syn --scorer oracle --bootstrap 100 --secondary-grouping exact
 
 # --- compare ---
-"$WINOKIT" eval --data syn --scorer oracle --bootstrap 100 --scores-out oracle.jsonl --quiet
+"$WINOKIT" eval --data syn --scorer oracle --bootstrap 100 --scores-out oracle.jsonl --quiet 2>/dev/null
 expect "compare: leaderboard and McNemar" 0 "\| 1 \| oracle \| 100.00" -- "$WINOKIT" compare oracle.jsonl rnd=r.scores.jsonl --data syn --bootstrap 300 --json cmp.json --html cmp.html --csv cmp.csv
 grep -q '"mcnemar_exact_p"' cmp.json && [ -s cmp.html ] && [ -s cmp.csv ] && ok "compare outputs" || not_ok "compare outputs"
 expect "compare needs two runs" 2 "" -- "$WINOKIT" compare oracle.jsonl --data syn
@@ -106,6 +106,32 @@ expect "missing output folders are created" 0 "" -- "$WINOKIT" eval --data syn -
 expect "unwritable output" 3 "cannot" -- "$WINOKIT" eval --data syn --scorer random --bootstrap 50 --json syn/examples.jsonl/r.json
 expect "unknown flag" 2 "" -- "$WINOKIT" eval --data syn --bogus
 
+# --- messages: did you mean, one error format with the usage line, files named once ---
+expect "unknown subcommand: did you mean" 2 "^winokit: error: unknown subcommand 'evl', did you mean 'eval'\?" -- "$WINOKIT" evl --data x
+expect "unknown subcommand: usage line" 2 "^usage: winokit <subcommand> \[options\]" -- "$WINOKIT" evl --data x
+expect "unknown option: did you mean" 2 "^winokit: error: unknown option '--htm' for 'winokit eval', did you mean '--html'\?" -- "$WINOKIT" eval --data syn --scorer oracle --htm x.html
+expect "unknown option: the subcommand's usage" 2 "^usage: winokit eval --data TEXT \[options\]  \(see 'winokit eval --help'\)" -- "$WINOKIT" eval --data syn --scorer oracle --htm x.html
+expect "unknown option far from any: no guess" 2 "^winokit: error: unknown option '--zzzzzzzz' for 'winokit eval'$" -- "$WINOKIT" eval --data syn --zzzzzzzz
+expect "missing required option: same format" 2 "^winokit: error: --data is required" -- "$WINOKIT" eval --scorer oracle
+expect "bad option value: same format, compare's usage" 2 "^usage: winokit compare runs\.\.\. --data TEXT" -- "$WINOKIT" compare a b --data syn --html-images sometimes
+expect "unknown action of a nested command" 2 "unknown action 'exprot', did you mean 'export'\?" -- "$WINOKIT" game exprot --db x
+expect "no subcommand" 2 "^winokit: error: a subcommand is required" -- "$WINOKIT"
+out=$("$WINOKIT" eval --data syn --scorer oracle --bootstrap 50 --quiet --html named.html --json named.json 2>&1 >/dev/null)
+[ "$(echo "$out" | grep -c '^winokit: wrote named.html$')" -eq 1 ] && [ "$(echo "$out" | grep -c '^winokit: wrote named.json$')" -eq 1 ] \
+  && ok "every written file is named once on stderr" || not_ok "written files named once" "$out"
+echo "$out" | grep -q $'\r' && not_ok "no progress bar when stderr is not a terminal" || ok "no progress bar when stderr is not a terminal"
+expect "an HTML file is not a scores file" 2 "named.html:1: not a recognised scores file \(expected the official JSONL" -- "$WINOKIT" eval --data syn --scores named.html
+grep -q 'data:image/jpeg;base64,' named.html && ok "eval --html embeds thumbnails" || not_ok "embedded thumbnails"
+[ "$(grep -o '<li class="ex"' named.html | wc -l)" -eq 35 ] && ok "example browser lists every example" || not_ok "example browser count"
+"$WINOKIT" eval --data syn --scorer oracle --bootstrap 50 --quiet --html none.html --html-images none 2>/dev/null
+! grep -q '<img' none.html && [ "$(grep -o '<li class="ex"' none.html | wc -l)" -eq 35 ] && ok "--html-images none: no images, examples kept" || not_ok "--html-images none"
+"$WINOKIT" eval --data syn --scorer oracle --bootstrap 50 --quiet --html link.html --html-images link 2>/dev/null
+grep -q 'src="syn/images/ex_0_img_0.png"' link.html && ok "--html-images link: relative links" || not_ok "--html-images link" "$(grep -o 'src="[^"]*"' link.html | head -2)"
+expect "--html-images link on a zip dataset" 2 "inside a zip archive \(use --html-images embed\)" -- "$WINOKIT" eval --data synzip --scorer oracle --bootstrap 50 --quiet --html zl.html --html-images link
+[ ! -e zl.html ] && ok "nothing written when the links cannot be made" || not_ok "zl.html written"
+expect "eval --html on a dataset without its images" 0 "wrote noimg.html" -- "$WINOKIT" eval --data clone --scorer random --bootstrap 50 --quiet --html noimg.html
+grep -q 'No images shown' noimg.html && ! grep -q '<img' noimg.html && ok "the report says why it has no images" || not_ok "no-image note"
+
 # --- in-process CLIP (golden tiny checkpoints from ../shared) ---
 if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
   HFM="$SHARED/golden/clip/models/tiny-quickgelu-hf"
@@ -120,6 +146,12 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
   grep -q '"weights_sha256"' m.json && grep -q '"pipeline": "hf"' m.json && ok "json records model hash and preprocessing" || not_ok "model provenance"
   expect "eval --model (OpenCLIP layout, bpe gz tokenizer)" 0 "N = 35" -- "$WINOKIT" eval --data syn --model "$OCM" --tokenizer "$SHARED/golden/clip/vocab/bpe_simple_vocab_16e6.txt.gz" --bootstrap 100 --scores-out oc.jsonl
   expect "score an image" 0 "\| a red cube \| [-0-9.]+ \| [0-9.]+ \|" -- "$WINOKIT" score --model "$HFM" "$SHARED/golden/clip/images/astronaut_q90.jpg" "a red cube" "an astronaut"
+  # A terminal (script(1)) gets the progress bar: a finite rate over the stage's own work and its time.
+  if command -v script >/dev/null; then
+    script -qec "$WINOKIT eval --data syn --model $HFM --name tiny --bootstrap 50 --quiet --no-cache" /dev/null > tty.txt 2>&1
+    rate_ok=$(tr '\r' '\n' < tty.txt | grep -oE '[0-9.]+/s' | awk -F/ '$1 > 100000 {bad=1} END {print (bad ? 0 : (NR > 0))}')
+    grep -q 'elapsed' tty.txt && [ "$rate_ok" = 1 ] && ok "progress bar on a terminal: rate and elapsed time" || not_ok "progress bar" "$(tr '\r' '\n' < tty.txt | tail -5)"
+  fi
   expect "embed a dataset" 0 "wrote 70 image and 70 text embeddings" -- "$WINOKIT" embed --model "$HFM" --data syn --out emb.safetensors --hidden-states
   head -c 8 emb.safetensors | od -An -tu8 | grep -q '[0-9]' && grep -q 'image_hidden_cls' emb.safetensors && ok "embeddings file has hidden states" || not_ok "embeddings file"
   expect "out-of-memory-sized batch is refused" 2 "needs about .* GB of working memory.*lower --batch-size" -- "$WINOKIT" eval --data syn --model "$HFM" --batch-size 100000 --no-cache --bootstrap 10
@@ -234,6 +266,10 @@ expect "winogavil rejects solvers' scores on 0-100 naming the row and column" 2 
 # --- demo and help ---
 expect "demo runs end to end" 0 "winokit eval --data" -- "$WINOKIT" demo --out demo --count 21
 [ -s demo/compare.html ] && [ -s demo/oracle.html ] && ok "demo wrote reports" || not_ok "demo reports"
+grep -q 'Random weights.' demo/clip-random-vit-b32.html && grep -q 'Random weights.' demo/compare.html && ! grep -q 'Random weights.' demo/oracle.html \
+  && ok "random-weight CLIP reports say so in their header" || not_ok "random-weights warning"
+"$WINOKIT" demo --out demo --count 21 --no-clip 2>/dev/null | grep -q 'Reports (open in a browser): demo/oracle.html, demo/bag-of-words.html, demo/random.html, demo/compare.html' \
+  && ok "demo lists its reports" || not_ok "demo report list"
 # --- the game's command line (the game itself: unit, browser, durability, PostgreSQL tests) ---
 expect "serve: missing image folder" 3 "nowhere: not a folder" -- "$WINOKIT" serve --images nowhere
 mkdir -p fewimages && cp syn/images/ex_0_img_0.png syn/images/ex_0_img_1.png fewimages/

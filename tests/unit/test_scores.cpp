@@ -79,6 +79,9 @@ TEST(Scores, EveryKindOfBadInputNamesFileLineAndProblem) {
       {"id,c0_i0,c0_i1,c1_i0,c1_i1\n0,1,2,abc,4\n", "s:2: field 'c1_i0': not a number: 'abc'"},
       {"id,c0_i0,c0_i1,c1_i0,c1_i1\n0,1,2,nan,4\n", "s:2: field 'c1_i0': non-finite"},
       {"", "empty scores file"},
+      {"<!DOCTYPE html>\n<html><body><table><tr><td>1</td></tr></table></body></html>\n",
+       "s:1: not a recognised scores file (expected the official JSONL"},
+      {"epoch 1 loss 0.31\nepoch 2 loss 0.22\n", "s:1: not a recognised scores file"},
   };
   for (const auto& c : cases) {
     try {

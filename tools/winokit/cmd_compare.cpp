@@ -16,6 +16,7 @@ namespace {
 
 struct CompareFlags {
   std::string data, json, csv, html, markdown;
+  std::string html_images = "embed";
   std::vector<std::string> runs, exclude;
   std::string run_info;
   bool quiet = false;
@@ -65,9 +66,18 @@ int run(const CompareFlags& f) {
   OutputSet out;
   if (!f.json.empty()) out.add(f.json, json_compare(result, provenance).dump(2) + "\n");
   if (!f.csv.empty()) out.add(f.csv, csv_compare(result));
-  if (!f.html.empty()) out.add(f.html, html_compare(result, provenance));
+  if (!f.html.empty()) {
+    ExampleBrowser browser{&dataset, {}, {}, {}, {}};
+    for (const auto& run : runs) {
+      browser.models.push_back(run.name);
+      browser.scores.push_back(run.scores);
+    }
+    browser.images = example_images(dataset, parse_html_images(f.html_images),
+                                    std::filesystem::path(f.html).parent_path());
+    out.add(f.html, html_compare(result, provenance, &browser));
+  }
   if (!f.markdown.empty()) out.add(f.markdown, md);
-  out.commit();
+  commit(out);
   if (!f.quiet && f.markdown.empty()) std::cout << md;
   return 0;
 }
@@ -91,6 +101,11 @@ void add_compare(CLI::App& app, int& exit_code) {
   cmd->add_option("--json", flags->json, "Write the JSON report");
   cmd->add_option("--csv", flags->csv, "Write the leaderboard as CSV");
   cmd->add_option("--html", flags->html, "Write the HTML report");
+  cmd->add_option("--html-images", flags->html_images,
+                  "Images in the HTML example browser: embed (thumbnails, one self-contained "
+                  "file), link (to the image files), none")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"embed", "link", "none"}));
   cmd->add_option("--markdown", flags->markdown, "Write the markdown tables to a file");
   cmd->add_flag("--quiet", flags->quiet, "Do not print the tables");
   flags->stats.add_to(*cmd);

@@ -48,7 +48,7 @@ int run(const DemoFlags& f) {
                      {stem + ".json", "", stem + ".per-example.jsonl", stem + ".scores.jsonl",
                       stem + ".html", ""},
                      out);
-    out.commit();
+    commit(out);
     std::cout << "\n" << r.markdown;
     runs.push_back({kind, r.scores, scorer->describe()});
   }
@@ -69,7 +69,7 @@ int run(const DemoFlags& f) {
     OutputSet out;
     const std::string stem = (dir / "clip-random-vit-b32").string();
     add_eval_outputs(r, {stem + ".json", "", "", stem + ".scores.jsonl", stem + ".html", ""}, out);
-    out.commit();
+    commit(out);
     std::cout << "\n"
               << r.markdown
               << "\nThese CLIP weights are random, so its scores measure nothing: a random network "
@@ -84,16 +84,22 @@ int run(const DemoFlags& f) {
                                {"version", kVersion},
                                {"dataset", dataset_json(dataset)},
                                {"options", options_json(req.options)}};
+  ExampleBrowser browser{&dataset, {}, {}, {}, example_images(dataset, HtmlImages::Embed, dir)};
+  for (const auto& run : runs) {
+    browser.models.push_back(run.name);
+    browser.scores.push_back(run.scores);
+  }
   OutputSet out;
-  out.add((dir / "compare.html").string(), html_compare(c, provenance));
-  out.commit();
+  out.add((dir / "compare.html").string(), html_compare(c, provenance, &browser));
+  commit(out);
   std::cout << "\n" << markdown_compare(c);
   std::cout << "\nWhat to read: the oracle scores from the scene descriptions and gets 100; the "
                "bag-of-words scorer is blind to word order, so both captions tie on every image "
                "(see its tie count) and every score is 0; random sits near chance.\n\n"
-            << "Reports: " << (dir / "oracle.html").string() << ", "
+            << "Reports (open in a browser): " << (dir / "oracle.html").string() << ", "
             << (dir / "bag-of-words.html").string() << ", " << (dir / "random.html").string()
-            << ", " << (dir / "compare.html").string() << "\n\n"
+            << (f.no_clip ? "" : ", " + (dir / "clip-random-vit-b32.html").string()) << ", "
+            << (dir / "compare.html").string() << "\n\n"
             << "Next: evaluate a real checkpoint on the real dataset\n"
             << "  1. get Winoground (examples.jsonl + images.zip, e.g. a clone of the dataset "
                "repository) into ./winoground\n"

@@ -16,6 +16,7 @@ namespace {
 struct EvalFlags {
   std::string data, scores, scorer, name, json, csv, per_example, scores_out, html, markdown,
       images;
+  std::string html_images = "embed";
   std::vector<std::string> tags, covariates;
   std::string perplexity;
   LmRequest lm;
@@ -75,8 +76,11 @@ int run(const EvalFlags& f) {
   }
   EvalRun r = run_evaluation(std::move(dataset), req, *scorer, f.name);
   OutputSet out;
-  add_eval_outputs(r, {f.json, f.csv, f.per_example, scores_out, f.html, f.markdown}, out);
-  out.commit();
+  add_eval_outputs(r,
+                   {f.json, f.csv, f.per_example, scores_out, f.html, f.markdown,
+                    parse_html_images(f.html_images)},
+                   out);
+  commit(out);
   if (!f.model.model.empty()) {
     const auto& e = r.context.provenance["scorer"]["embeddings"];
     std::cerr << "winokit: embeddings: " << e["images_computed"] << " images computed, "
@@ -118,6 +122,11 @@ void add_eval(CLI::App& app, int& exit_code) {
   cmd->add_option("--per-example", flags->per_example, "Write per-example outcomes (JSONL)");
   cmd->add_option("--scores-out", flags->scores_out, "Write the scores in the official JSONL");
   cmd->add_option("--html", flags->html, "Write the self-contained HTML report");
+  cmd->add_option("--html-images", flags->html_images,
+                  "Images in the HTML example browser: embed (thumbnails, one self-contained "
+                  "file), link (to the image files), none")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"embed", "link", "none"}));
   cmd->add_option("--markdown", flags->markdown, "Write the markdown tables to a file");
   cmd->add_flag("--quiet", flags->quiet, "Do not print the tables");
   flags->stats.add_to(*cmd);

@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <thread>
 
@@ -96,7 +98,11 @@ int run_serve(const ServeFlags& f) {
   }
   std::cerr << "winokit serve: embedding " << pool.size() << " images with the rival (" << rt.source
             << ")...\n";
+  const auto embed_start = std::chrono::steady_clock::now();
   auto rival = make_clip_rival(rt, pool, random);
+  std::fprintf(
+      stderr, "winokit serve: embedded %zu images in %.1f s\n", pool.size(),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - embed_start).count());
   // SQLite: one connection (its writes serialise anyway). PostgreSQL: a pool, so requests'
   // transactions overlap and the server groups their commits.
   std::vector<std::unique_ptr<Database>> connections;
@@ -181,7 +187,7 @@ int run_export(const ExportFlags& f) {
     std::cout << csv;
   } else {
     write_file_atomic(f.out, csv);
-    std::cerr << "wrote " << rows << " associations to " << f.out << "\n";
+    std::cerr << "winokit: wrote " << rows << " associations to " << f.out << "\n";
   }
   return 0;
 }

@@ -80,7 +80,7 @@ int run(const HeatmapFlags& f) {
   html << "<h2>Provenance</h2><pre>" << html_escape(rt.describe().dump(2))
        << "</pre></body></html>\n";
   if (!f.html.empty()) out.add(f.html, html.str());
-  out.commit();
+  commit(out);
   std::cout << "rendered " << written << " word-patch maps for " << chosen.size() << " example(s)"
             << (f.html.empty() ? "" : " into " + f.html) << "\n";
   return 0;

@@ -120,7 +120,7 @@ int run_embed(const EmbedFlags& f) {
       {"logit_scale_exp", std::to_string(rt.model->logit_scale_exp())},
       {"winokit", kVersion}};
   write_file_atomic(f.out, encode_safetensors_f32(tensors, meta));
-  std::cout << "wrote " << requests.size() << " image and " << captions.size()
+  std::cerr << "winokit: wrote " << requests.size() << " image and " << captions.size()
             << " text embeddings to " << f.out << "\n";
   return 0;
 }
@@ -253,7 +253,10 @@ int run_bench(const BenchFlags& f) {
                            {"text_speedup", text_full_ms / text_ms},
                            {"peak_rss_mb", static_cast<double>(usage.ru_maxrss) / 1024.0}};
   std::cout << result.dump(2) << "\n";
-  if (!f.json.empty()) write_file_atomic(f.json, result.dump(2) + "\n");
+  if (!f.json.empty()) {
+    write_file_atomic(f.json, result.dump(2) + "\n");
+    wrote(f.json);
+  }
   return 0;
 }
 

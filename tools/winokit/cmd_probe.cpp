@@ -402,7 +402,7 @@ int run(ProbeFlags& f) {
     html.insert(body_end == std::string::npos ? html.size() : body_end, plots.str());
     out.add(f.html, html);
   }
-  out.commit();
+  commit(out);
   if (!f.quiet && f.markdown.empty()) std::cout << md.str();
   return 0;
 }

@@ -96,7 +96,7 @@ int run(const RetrievalFlags& f) {
             encode_safetensors_f32({{"scores", {{m.captions, m.images}, m.scores}}},
                                    {{"order", "caption 2*i+j x image 2*i+k, dataset order"}}));
   }
-  out.commit();
+  commit(out);
   if (!f.quiet && f.markdown.empty()) std::cout << md.str();
   return 0;
 }

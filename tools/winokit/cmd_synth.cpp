@@ -33,7 +33,8 @@ void add_synth(CLI::App& app, int& exit_code) {
     exit_code = guarded([&] {
       SynthDataset s = generate_synthetic(f->options);
       write_synthetic(s, f->out, f->zip, f->force);
-      std::cout << "wrote " << s.dataset.examples.size() << " examples to " << f->out << "\n";
+      std::cerr << "winokit: wrote " << s.dataset.examples.size() << " examples to " << f->out
+                << "\n";
       return 0;
     });
   });

@@ -50,7 +50,7 @@ int run_generate(const GenerateFlags& f) {
     all.insert(all.end(), v.begin(), v.end());
   }
   write_file_atomic(f.out, variants_jsonl(ds, all));
-  std::cout << "wrote " << all.size() << " variants to " << f.out << "\n";
+  std::cerr << "winokit: wrote " << all.size() << " variants to " << f.out << "\n";
   return 0;
 }
 
@@ -185,7 +185,7 @@ int run_eval(const EvalFlags& f) {
   if (!f.markdown.empty()) out.add(f.markdown, md.str());
   if (!f.html.empty())
     out.add(f.html, markdown_html("Caption variants", md.str(), j["provenance"]));
-  out.commit();
+  commit(out);
   if (!f.quiet && f.markdown.empty()) std::cout << md.str();
   return 0;
 }

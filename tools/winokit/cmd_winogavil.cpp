@@ -164,7 +164,7 @@ int run(const WinogavilFlags& f) {
   if (!f.markdown.empty()) out.add(f.markdown, md);
   if (!f.predictions_out.empty())
     out.add(f.predictions_out, predictions_csv(ds, predictions, r, model_name_));
-  out.commit();
+  commit(out);
   if (!f.quiet && f.markdown.empty()) std::cout << md;
   return 0;
 }
@@ -235,7 +235,7 @@ void add_winogavil(CLI::App& app, int& exit_code) {
         throw UsageError("no cue has enough associations with images",
                          "check the graph and the images folder");
       write_file_atomic(s->out, csv);
-      std::cout << "wrote " << made << " instances to " << s->out << "\n";
+      std::cerr << "winokit: wrote " << made << " instances to " << s->out << "\n";
       return 0;
     });
   });

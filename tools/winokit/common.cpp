@@ -1,11 +1,164 @@
 #include "common.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
 #include "winokit/error.hpp"
 
 namespace winokit::cli {
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_distance = std::string::npos;
+  for (const auto& c : candidates) {
+    std::size_t d = edit_distance(word, c);
+    // A prefix ("--htm" for "--html-images") is as good as one edit.
+    if (c.size() > word.size() && c.compare(0, word.size(), word) == 0 && word.size() >= 3)
+      d = std::min<std::size_t>(d, 1);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
+  return best_distance <= limit ? best : std::string();
+}
+
+namespace {
+
+std::string command_path(const CLI::App& cmd) {
+  std::string path;
+  for (const CLI::App* a = &cmd; a; a = a->get_parent()) {
+    if (a->get_parent() == nullptr) {
+      path = "winokit" + path;
+    } else if (!a->get_name().empty()) {
+      path = " " + a->get_name() + path;
+    }
+  }
+  return path;
+}
+
+std::vector<const CLI::App*> named_subcommands(const CLI::App& app) {
+  return app.get_subcommands([](const CLI::App* s) { return !s->get_name().empty(); });
+}
+
+const CLI::App* deepest_parsed(CLI::App& app) {
+  CLI::App* cur = &app;
+  while (true) {
+    auto subs = cur->get_subcommands();
+    if (subs.empty()) return cur;
+    cur = subs.back();
+  }
+}
+
+void print_error(const CLI::App& cmd, const std::string& message) {
+  std::cerr << "winokit: error: " << message << "\n" << usage_line(cmd) << "\n";
+}
+
+}  // namespace
+
+std::string usage_line(const CLI::App& cmd) {
+  const std::string path = command_path(cmd);
+  std::string line = "usage: " + path;
+  const auto subs = named_subcommands(cmd);
+  if (!subs.empty()) {
+    line += " <" + std::string(cmd.get_parent() ? "action" : "subcommand") + "> [options]";
+  } else {
+    for (const CLI::Option* opt : cmd.get_options()) {
+      if (!opt->get_required()) continue;
+      if (opt->nonpositional()) {
+        std::string type = opt->get_type_name();
+        line += " --" + opt->get_lnames().front() + " " + (type.empty() ? "VALUE" : type);
+      } else {
+        line += " " + opt->get_name() + "...";
+      }
+    }
+    line += " [options]";
+  }
+  return line + "  (see '" + path + " --help')";
+}
+
+bool precheck_arguments(CLI::App& app, int argc, char** argv) {
+  CLI::App* cur = &app;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") break;
+    if (arg.rfind("--", 0) == 0) {
+      const std::string name = arg.substr(0, arg.find('='));
+      if (cur->get_option_no_throw(name) != nullptr) continue;
+      if (cur == &app && name == "--version") continue;
+      std::vector<std::string> names;
+      for (const CLI::Option* opt : cur->get_options())
+        for (const auto& l : opt->get_lnames())
+          names.push_back("--" + l);
+      for (const CLI::App* g :
+           cur->get_subcommands([](const CLI::App* s) { return s->get_name().empty(); }))
+        for (const CLI::Option* opt : g->get_options())
+          for (const auto& l : opt->get_lnames())
+            names.push_back("--" + l);
+      const std::string guess = did_you_mean(name, names);
+      print_error(*cur, "unknown option '" + name + "'" +
+                            (cur == &app ? "" : " for '" + command_path(*cur) + "'") +
+                            (guess.empty() ? "" : ", did you mean '" + guess + "'?"));
+      return false;
+    }
+    if (arg.rfind("-", 0) == 0) continue;  // short options, negative numbers: CLI11 decides
+    const auto subs = named_subcommands(*cur);
+    if (subs.empty()) continue;  // a positional or an option's value
+    // Option values come before the subcommand only at the top level, which has none.
+    auto it = std::find_if(subs.begin(), subs.end(),
+                           [&](const CLI::App* s) { return s->check_name(arg); });
+    if (it != subs.end()) {
+      cur = const_cast<CLI::App*>(*it);
+      continue;
+    }
+    if (i > 1 && cur != &app && std::string(argv[i - 1]).rfind("--", 0) == 0) continue;
+    std::vector<std::string> names;
+    for (const CLI::App* s : subs)
+      names.push_back(s->get_name());
+    const std::string guess = did_you_mean(arg, names);
+    print_error(*cur, "unknown " + std::string(cur == &app ? "subcommand" : "action") + " '" + arg +
+                          "'" + (guess.empty() ? "" : ", did you mean '" + guess + "'?"));
+    return false;
+  }
+  return true;
+}
+
+void print_parse_error(CLI::App& app, const CLI::ParseError& error) {
+  std::string message = error.what();
+  if (!message.empty() && std::isupper(static_cast<unsigned char>(message[0])) &&
+      (message.size() < 2 || !std::isupper(static_cast<unsigned char>(message[1]))))
+    message[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(message[0])));
+  print_error(*deepest_parsed(app), message);
+}
+
+void wrote(const std::string& path) {
+  std::cerr << "winokit: wrote " << path << "\n";
+}
+
+void commit(OutputSet& out) {
+  const auto paths = out.paths();  // commit() empties the set
+  out.commit();
+  for (const auto& p : paths)
+    wrote(p.string());
+}
 
 int guarded(const std::function<int()>& body) {
   try {
@@ -108,26 +261,64 @@ ClipRuntime ModelFlags::load() const {
   return ClipRuntime::load(model, options());
 }
 
+namespace {
+
+std::string duration_text(double seconds) {
+  char buf[32];
+  const long s = static_cast<long>(seconds + 0.5);
+  if (s >= 3600) {
+    std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, (s / 60) % 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
+  }
+  return buf;
+}
+
+struct ProgressState {
+  std::string stage;
+  std::chrono::steady_clock::time_point start, last_draw;
+  std::size_t done_at_start = 0;
+};
+
+}  // namespace
+
 std::function<void(const std::string&, std::size_t, std::size_t)> progress_bar() {
   if (!::isatty(STDERR_FILENO)) return {};
-  auto start =
-      std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
-  auto stage_name = std::make_shared<std::string>();
-  return [start, stage_name](const std::string& stage, std::size_t done, std::size_t total) {
-    if (stage != *stage_name) {
-      *stage_name = stage;
-      *start = std::chrono::steady_clock::now();
+  auto st = std::make_shared<ProgressState>();
+  return [st](const std::string& stage, std::size_t done, std::size_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (stage != st->stage) {
+      // The rate counts only the work timed here: items already done (from the cache, or
+      // before the first report) are not divided by a near-zero time.
+      st->stage = stage;
+      st->start = now;
+      st->last_draw = now - std::chrono::seconds(1);
+      st->done_at_start = done;
     }
+    const bool finished = done >= total;
+    if (!finished && now - st->last_draw < std::chrono::milliseconds(100)) return;
+    st->last_draw = now;
     constexpr int kWidth = 30;
     const double frac = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - *start).count();
+    const double secs = std::chrono::duration<double>(now - st->start).count();
     const int filled = static_cast<int>(frac * kWidth);
-    std::fprintf(stderr, "\r%-8s [%s%s] %zu/%zu  %.1f/s ", stage.c_str(),
+    const std::size_t timed = done - std::min(done, st->done_at_start);
+    std::string tail;
+    if (timed > 0 && secs >= 0.05) {
+      const double rate = static_cast<double>(timed) / secs;
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.1f/s", rate);
+      tail = buf;
+      tail += finished ? "  " + duration_text(secs) + " elapsed"
+                       : "  ETA " + duration_text(static_cast<double>(total - done) / rate);
+    } else if (finished) {
+      tail = "done";
+    }
+    std::fprintf(stderr, "\r%-8s [%s%s] %zu/%zu  %s\x1b[K", stage.c_str(),
                  std::string(static_cast<std::size_t>(filled), '=').c_str(),
                  std::string(static_cast<std::size_t>(kWidth - filled), ' ').c_str(), done, total,
-                 secs > 0 ? static_cast<double>(done) / secs : 0.0);
-    if (done >= total) std::fprintf(stderr, "\n");
+                 tail.c_str());
+    if (finished) std::fprintf(stderr, "\n");
     std::fflush(stderr);
   };
 }

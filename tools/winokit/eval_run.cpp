@@ -35,7 +35,15 @@ void add_eval_outputs(const EvalRun& r, const OutputPaths& p, OutputSet& out) {
     out.add(p.per_example, per_example_jsonl(r.dataset, r.scores, r.result, r.inputs.tag_sets));
   }
   if (!p.scores_out.empty()) out.add(p.scores_out, official_scores_jsonl(r.dataset, r.scores));
-  if (!p.html.empty()) out.add(p.html, html_report(r.result, r.context));
+  if (!p.html.empty()) {
+    ExampleBrowser browser{
+        &r.dataset,
+        {r.context.model},
+        {r.scores},
+        r.inputs.tag_sets,
+        example_images(r.dataset, p.html_images, std::filesystem::path(p.html).parent_path())};
+    out.add(p.html, html_report(r.result, r.context, &browser));
+  }
   if (!p.markdown.empty()) out.add(p.markdown, r.markdown);
 }
 

@@ -30,6 +30,7 @@ struct EvalRun {
 
 struct OutputPaths {
   std::string json, csv, per_example, scores_out, html, markdown;
+  HtmlImages html_images = HtmlImages::Embed;  // the example browser's images
 };
 
 EvalRun run_evaluation(const EvalRequest& req, Scorer& scorer, const std::string& name);

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   winokit::cli::add_game(app, exit_code);
   winokit::cli::add_variants(app, exit_code);
   winokit::cli::add_heatmap(app, exit_code);
+  if (!winokit::cli::precheck_arguments(app, argc, argv)) return winokit::cli::kExitInput;
   winokit::cli::add_perplexity(app, exit_code);
   try {
     app.parse(argc, argv);
@@ -32,7 +33,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    winokit::cli::print_parse_error(app, e);
     return winokit::cli::kExitInput;
   }
   return exit_code;

@@ -1,0 +1,439 @@
+// The example browser of the eval and compare HTML reports: every example with its two images
+// (embedded JPEG thumbnails, links, or none), both captions with the differing words marked, the
+// four scores, the outcomes and ties of each model, and the tags; a few lines of inline script
+// filter by tag, outcome and model disagreement and sort by margin. No external resources.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <csetjmp>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+// jpeglib.h needs size_t and FILE declared first.
+#include <jpeglib.h>
+
+#include "winokit/error.hpp"
+#include "winokit/image.hpp"
+#include "winokit/image_store.hpp"
+#include "winokit/report.hpp"
+
+namespace winokit {
+
+namespace {
+
+struct JpegWriteError {
+  jpeg_error_mgr mgr;
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+void jpeg_write_fail(j_common_ptr cinfo) {
+  auto* err = reinterpret_cast<JpegWriteError*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, err->message);
+  std::longjmp(err->jump, 1);
+}
+
+std::string encode_jpeg_rgb8(const std::vector<std::uint8_t>& rgb, int width, int height,
+                             int quality) {
+  jpeg_compress_struct cinfo{};
+  JpegWriteError err{};
+  cinfo.err = jpeg_std_error(&err.mgr);
+  err.mgr.error_exit = jpeg_write_fail;
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;
+  if (setjmp(err.jump)) {
+    jpeg_destroy_compress(&cinfo);
+    std::free(buffer);
+    throw Error(std::string("JPEG encoding failed: ") + err.message);
+  }
+  jpeg_create_compress(&cinfo);
+  jpeg_mem_dest(&cinfo, &buffer, &size);
+  cinfo.image_width = static_cast<JDIMENSION>(width);
+  cinfo.image_height = static_cast<JDIMENSION>(height);
+  cinfo.input_components = 3;
+  cinfo.in_color_space = JCS_RGB;
+  jpeg_set_defaults(&cinfo);
+  jpeg_set_quality(&cinfo, quality, TRUE);
+  jpeg_start_compress(&cinfo, TRUE);
+  while (cinfo.next_scanline < cinfo.image_height) {
+    JSAMPROW row = const_cast<JSAMPROW>(rgb.data() + static_cast<std::size_t>(cinfo.next_scanline) *
+                                                         static_cast<std::size_t>(width) * 3);
+    jpeg_write_scanlines(&cinfo, &row, 1);
+  }
+  jpeg_finish_compress(&cinfo);
+  std::string out(reinterpret_cast<const char*>(buffer), size);
+  jpeg_destroy_compress(&cinfo);
+  std::free(buffer);
+  return out;
+}
+
+// Averages k x k blocks: a cheap first step before the bicubic resize of a large image.
+DecodedImage box_reduce(const DecodedImage& im, int k) {
+  DecodedImage out;
+  out.width = im.width / k;
+  out.height = im.height / k;
+  out.mode = PixelMode::RGB;
+  out.pixels.resize(static_cast<std::size_t>(out.width) * out.height * 3);
+  for (int y = 0; y < out.height; ++y) {
+    for (int x = 0; x < out.width; ++x) {
+      for (int c = 0; c < 3; ++c) {
+        unsigned sum = 0;
+        for (int dy = 0; dy < k; ++dy)
+          for (int dx = 0; dx < k; ++dx)
+            sum +=
+                im.pixels[(static_cast<std::size_t>(y * k + dy) * im.width + (x * k + dx)) * 3 + c];
+        out.pixels[(static_cast<std::size_t>(y) * out.width + x) * 3 + c] =
+            static_cast<std::uint8_t>((sum + k * k / 2) / (k * k));
+      }
+    }
+  }
+  return out;
+}
+
+// A JPEG decoded straight at 1/2, 1/4 or 1/8 scale (libjpeg's DCT scaling), as large as still
+// covers `max_side`: a thumbnail needs no full-size decode. Empty when the fast path does not
+// apply (then the exact decoder runs and reports any problem).
+std::optional<DecodedImage> decode_jpeg_scaled(const std::string& bytes, int max_side) {
+  jpeg_decompress_struct cinfo{};
+  JpegWriteError err{};
+  cinfo.err = jpeg_std_error(&err.mgr);
+  err.mgr.error_exit = jpeg_write_fail;
+  err.mgr.emit_message = [](j_common_ptr, int) {};
+  DecodedImage out;
+  if (setjmp(err.jump)) {
+    jpeg_destroy_decompress(&cinfo);
+    return std::nullopt;
+  }
+  jpeg_create_decompress(&cinfo);
+  jpeg_mem_src(&cinfo, reinterpret_cast<const unsigned char*>(bytes.data()),
+               static_cast<unsigned long>(bytes.size()));
+  jpeg_read_header(&cinfo, TRUE);
+  if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK ||
+      cinfo.image_width == 0 || cinfo.image_height == 0) {
+    jpeg_destroy_decompress(&cinfo);
+    return std::nullopt;
+  }
+  const unsigned longer = std::max(cinfo.image_width, cinfo.image_height);
+  unsigned denom = 1;
+  while (denom < 8 && longer / (denom * 2) >= static_cast<unsigned>(max_side))
+    denom *= 2;
+  cinfo.scale_num = 1;
+  cinfo.scale_denom = denom;
+  cinfo.out_color_space = JCS_RGB;
+  jpeg_start_decompress(&cinfo);
+  out.width = static_cast<int>(cinfo.output_width);
+  out.height = static_cast<int>(cinfo.output_height);
+  out.mode = PixelMode::RGB;
+  out.pixels.resize(static_cast<std::size_t>(out.width) * out.height * 3);
+  while (cinfo.output_scanline < cinfo.output_height) {
+    JSAMPROW row =
+        out.pixels.data() + static_cast<std::size_t>(cinfo.output_scanline) * out.width * 3;
+    jpeg_read_scanlines(&cinfo, &row, 1);
+  }
+  jpeg_finish_decompress(&cinfo);
+  jpeg_destroy_decompress(&cinfo);
+  return out;
+}
+
+std::string thumbnail_uri(const ImageBytes& bytes, int max_side) {
+  std::optional<DecodedImage> fast;
+  if (bytes.format == ImageFormat::Jpeg) fast = decode_jpeg_scaled(bytes.bytes, max_side);
+  DecodedImage im = fast ? std::move(*fast) : to_rgb(decode_image(bytes));
+  const int longer = std::max(im.width, im.height);
+  if (longer > max_side) {
+    const int k = longer / (2 * max_side);
+    if (k >= 2) im = box_reduce(im, k);
+    const double scale = static_cast<double>(max_side) / std::max(im.width, im.height);
+    const int w = std::max(1, static_cast<int>(std::lround(im.width * scale)));
+    const int h = std::max(1, static_cast<int>(std::lround(im.height * scale)));
+    im = pil_resize(im, w, h);
+  }
+  return "data:image/jpeg;base64," + base64(encode_jpeg_rgb8(im.pixels, im.width, im.height, 70));
+}
+
+// Lowercased word without surrounding punctuation, for comparing the two captions.
+std::string word_key(const std::string& word) {
+  std::string k;
+  for (char c : word)
+    if (std::isalnum(static_cast<unsigned char>(c)) || (c & 0x80))
+      k += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return k.empty() ? word : k;
+}
+
+std::vector<std::string> split_words(const std::string& text) {
+  std::vector<std::string> words;
+  std::istringstream in(text);
+  std::string w;
+  while (in >> w)
+    words.push_back(w);
+  return words;
+}
+
+}  // namespace
+
+std::array<std::string, 2> caption_diff_html(const std::string& a, const std::string& b) {
+  // Words outside a longest common subsequence are the ones that moved or changed: marked.
+  const auto wa = split_words(a), wb = split_words(b);
+  const std::size_t n = wa.size(), m = wb.size();
+  std::vector<std::vector<std::size_t>> lcs(n + 1, std::vector<std::size_t>(m + 1, 0));
+  for (std::size_t i = n; i-- > 0;)
+    for (std::size_t j = m; j-- > 0;)
+      lcs[i][j] = word_key(wa[i]) == word_key(wb[j]) ? lcs[i + 1][j + 1] + 1
+                                                     : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+  std::vector<bool> keep_a(n, false), keep_b(m, false);
+  for (std::size_t i = 0, j = 0; i < n && j < m;) {
+    if (word_key(wa[i]) == word_key(wb[j])) {
+      keep_a[i++] = true;
+      keep_b[j++] = true;
+    } else if (lcs[i + 1][j] >= lcs[i][j + 1]) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  auto render = [](const std::vector<std::string>& words, const std::vector<bool>& keep) {
+    std::string out;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+      if (i) out += ' ';
+      out += keep[i] ? html_escape(words[i]) : "<mark>" + html_escape(words[i]) + "</mark>";
+    }
+    return out;
+  };
+  return {render(wa, keep_a), render(wb, keep_b)};
+}
+
+HtmlImages parse_html_images(const std::string& text) {
+  if (text == "embed") return HtmlImages::Embed;
+  if (text == "link") return HtmlImages::Link;
+  if (text == "none") return HtmlImages::None;
+  throw UsageError("--html-images must be embed, link or none, not '" + text + "'");
+}
+
+std::vector<std::array<std::string, 2>> example_images(const Dataset& dataset, HtmlImages mode,
+                                                       const std::filesystem::path& report_dir,
+                                                       int max_side) {
+  std::vector<std::array<std::string, 2>> out(dataset.examples.size());
+  if (mode == HtmlImages::None) return out;
+  // A dataset without its images (scores evaluated from examples.jsonl alone) gets a report
+  // without thumbnails, not an error; the browser says so.
+  if (!std::filesystem::is_directory(dataset.root / "images") &&
+      !std::filesystem::is_regular_file(dataset.root / "images.zip"))
+    return out;
+  ImageStore store = ImageStore::open(dataset.root);
+  const std::filesystem::path base =
+      std::filesystem::absolute(report_dir.empty() ? std::filesystem::path(".") : report_dir);
+  const std::size_t count = dataset.examples.size() * 2;
+  std::vector<std::string> errors(count);
+#pragma omp parallel for schedule(dynamic, 4)
+  for (std::size_t k = 0; k < count; ++k) {
+    const Example& ex = dataset.examples[k / 2];
+    try {
+      ImageBytes bytes = store.read(ex.images[k % 2]);
+      if (mode == HtmlImages::Embed) {
+        out[k / 2][k % 2] = thumbnail_uri(bytes, max_side);
+      } else if (bytes.source.find(".zip:") != std::string::npos) {
+        errors[k] = "--html-images link needs the images unpacked in an images/ folder; " +
+                    bytes.source + " is inside a zip archive (use --html-images embed)";
+      } else {
+        auto rel = std::filesystem::absolute(bytes.source).lexically_relative(base);
+        out[k / 2][k % 2] = rel.generic_string();
+      }
+    } catch (const std::exception& e) {
+      errors[k] = e.what();
+    }
+  }
+  for (const auto& e : errors)
+    if (!e.empty()) throw InputError({dataset.root.string(), 0, ""}, e);
+  return out;
+}
+
+namespace {
+
+constexpr const char* kBrowserScript = R"(<script>
+(function(){
+var root=document.getElementById('examples');if(!root)return;
+var list=root.querySelector('.ex-list'),items=[].slice.call(list.children);
+var f={tag:root.querySelector('#f-tag'),out:root.querySelector('#f-outcome'),
+dis:root.querySelector('#f-model'),sort:root.querySelector('#f-sort')};
+var count=root.querySelector('#ex-count');
+function outcomeOk(el,v){if(!v)return true;var m=+(f.dis&&f.dis.dataset.first||0);
+var o=+el.dataset.o.split(',')[m],t=o&1,i=o&2,g=o&4;
+switch(v){case 'group':return !!g;case 'text-not-image':return t&&!i;
+case 'image-not-text':return i&&!t;case 'neither':return !t&&!i;case 'not-group':return !g;
+case 'ties':return el.dataset.ties.split(',')[m]!=='0';}return true;}
+function modelOk(el,v){if(!v)return true;var p=v.split(':'),o=el.dataset.o.split(',');
+if(p[0]==='any'){var b=+p[1];var s=o.map(function(x){return +x&b?1:0});
+return s.indexOf(1)>=0&&s.indexOf(0)>=0;}
+var a=+p[0],c=+p[1],bit=+p[2];return !!(+o[a]&bit)&&!(+o[c]&bit);}
+function apply(){var tag=f.tag.value,n=0;
+items.forEach(function(el){var show=(!tag||('|'+el.dataset.tags+'|').indexOf('|'+tag+'|')>=0)&&
+outcomeOk(el,f.out.value)&&modelOk(el,f.dis?f.dis.value:'');el.hidden=!show;if(show)n++;});
+var key=f.sort.value,sorted=items.slice();
+if(key!=='id'){var m=+(f.dis&&f.dis.dataset.first||0);sorted.sort(function(a,b){
+var x=+a.dataset.margin.split(',')[m],y=+b.dataset.margin.split(',')[m];
+return key==='margin-asc'?x-y:y-x;});}
+sorted.forEach(function(el){list.appendChild(el);});
+count.textContent=n+' of '+items.length+' examples shown';}
+[f.tag,f.out,f.dis,f.sort].forEach(function(s){if(s)s.addEventListener('change',apply);});
+apply();})();
+</script>)";
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+// The smallest of the four comparisons' differences: positive exactly when the group score
+// counts, its size how far the example is from flipping.
+double margin(const PairScores& s) {
+  return std::min({s.at(0, 0) - s.at(1, 0), s.at(1, 1) - s.at(0, 1), s.at(0, 0) - s.at(0, 1),
+                   s.at(1, 1) - s.at(1, 0)});
+}
+
+std::string mark(bool ok) {
+  return ok ? "<span class=\"ok\">&#10003; right</span>"
+            : "<span class=\"bad\">&#10007; wrong</span>";
+}
+
+}  // namespace
+
+std::string example_browser_html(const ExampleBrowser& b) {
+  if (!b.dataset) return "";
+  const Dataset& ds = *b.dataset;
+  const std::size_t models = b.scores.size();
+  std::ostringstream h;
+  // Tag options: the dataset's tags and every extra tag set's tags.
+  std::map<std::string, std::set<std::string>> tag_groups;
+  auto tags_of = [&](std::size_t i) {
+    const Example& ex = ds.examples[i];
+    std::vector<std::string> t;
+    if (!ex.collapsed_tag.empty()) t.push_back("Collapsed: " + ex.collapsed_tag);
+    if (!ex.tag.empty()) t.push_back("Tag: " + ex.tag);
+    for (const auto& s : ex.secondary_tags)
+      t.push_back("Secondary: " + s);
+    if (ex.num_main_preds) t.push_back("Main predicates: " + std::to_string(*ex.num_main_preds));
+    for (const auto& set : b.tag_sets) {
+      if (i < set.tags.size() && set.tags[i]) {
+        if (set.tags[i]->empty()) t.push_back(set.name + ": " + kNoTagGroup);
+        for (const auto& tag : *set.tags[i])
+          t.push_back(set.name + ": " + tag);
+      }
+    }
+    return t;
+  };
+  std::vector<std::vector<std::string>> all_tags(ds.examples.size());
+  for (std::size_t i = 0; i < ds.examples.size(); ++i) {
+    all_tags[i] = tags_of(i);
+    for (const auto& t : all_tags[i])
+      tag_groups[t.substr(0, t.find(':'))].insert(t);
+  }
+  h << "<section id=\"examples\"><h2>Examples</h2><p class=\"note\">Every example with its two "
+       "images and captions (the words that differ between the captions are marked), the four "
+       "scores s(caption, image), and whether the text, image and group scores count. Margin: the "
+       "smallest of the four score differences the group score needs (positive exactly when the "
+       "group score counts; a tie counts as wrong). Filters and sorting need JavaScript; without "
+       "it every example is listed in id order.</p>";
+  h << "<div class=\"controls\" role=\"group\" aria-label=\"Filter and sort the examples\">"
+    << "<label>Tag <select id=\"f-tag\"><option value=\"\">all tags</option>";
+  for (const auto& [group, tags] : tag_groups) {
+    h << "<optgroup label=\"" << html_escape(group) << "\">";
+    for (const auto& t : tags)
+      h << "<option value=\"" << html_escape(t) << "\">" << html_escape(t.substr(t.find(':') + 2))
+        << "</option>";
+    h << "</optgroup>";
+  }
+  h << "</select></label>";
+  h << "<label>Outcome" << (models > 1 ? " (" + html_escape(b.models[0]) + ")" : "")
+    << " <select id=\"f-outcome\"><option value=\"\">all outcomes</option>"
+       "<option value=\"group\">group right</option>"
+       "<option value=\"not-group\">group wrong</option>"
+       "<option value=\"text-not-image\">text right, image wrong</option>"
+       "<option value=\"image-not-text\">image right, text wrong</option>"
+       "<option value=\"neither\">text and image wrong</option>"
+       "<option value=\"ties\">with ties</option></select></label>";
+  if (models > 1) {
+    h << "<label>Models <select id=\"f-model\" data-first=\"0\"><option value=\"\">all "
+         "examples</option>";
+    for (const auto& [bit, metric] : {std::pair{4, "group"}, {1, "text"}, {2, "image"}})
+      h << "<option value=\"any:" << bit << "\">models disagree on " << metric << "</option>";
+    for (std::size_t a = 0; a < models; ++a)
+      for (std::size_t c = 0; c < models; ++c)
+        if (a != c)
+          h << "<option value=\"" << a << ":" << c << ":4\">" << html_escape(b.models[a])
+            << " group right, " << html_escape(b.models[c]) << " wrong</option>";
+    h << "</select></label>";
+  }
+  h << "<label>Sort <select id=\"f-sort\"><option value=\"id\">by id</option>"
+       "<option value=\"margin-asc\">by margin, most wrong first</option>"
+       "<option value=\"margin-desc\">by margin, most right first</option></select></label>"
+       "<output id=\"ex-count\" aria-live=\"polite\">"
+    << ds.examples.size() << " examples</output></div>";
+  const bool any_image = std::any_of(b.images.begin(), b.images.end(), [](const auto& pair) {
+    return !pair[0].empty() || !pair[1].empty();
+  });
+  if (!any_image)
+    h << "<p class=\"note\">No images shown: --html-images none, or the dataset folder has no "
+         "images/ or images.zip.</p>";
+  if (models > 1)
+    h << "<p class=\"note\">Outcome filter and margin sort use " << html_escape(b.models[0])
+      << "; the model filter compares runs.</p>";
+  h << "<ol class=\"ex-list\">";
+  for (std::size_t i : ds.id_order()) {
+    const Example& ex = ds.examples[i];
+    std::string tags_attr, outcomes, ties, margins;
+    for (const auto& t : all_tags[i])
+      tags_attr += (tags_attr.empty() ? "" : "|") + t;
+    std::vector<Outcome> oc(models);
+    for (std::size_t m = 0; m < models; ++m) {
+      oc[m] = judge(b.scores[m][i]);
+      const char* sep = m ? "," : "";
+      outcomes += sep + std::to_string(oc[m].bits());
+      ties += sep + std::to_string(oc[m].text_ties + oc[m].image_ties);
+      margins += sep + num(margin(b.scores[m][i]));
+    }
+    h << "<li class=\"ex\" data-tags=\"" << html_escape(tags_attr) << "\" data-o=\"" << outcomes
+      << "\" data-ties=\"" << ties << "\" data-margin=\"" << margins << "\"><h3>Example "
+      << html_escape(ex.id) << "</h3><div class=\"ex-body\"><div class=\"pair\">";
+    const auto captions = caption_diff_html(ex.captions[0], ex.captions[1]);
+    for (int k = 0; k < 2; ++k) {
+      h << "<figure>";
+      const std::string& src = i < b.images.size() ? b.images[i][k] : std::string();
+      if (!src.empty())
+        h << "<img src=\"" << html_escape(src) << "\" alt=\"image " << k << " of example "
+          << html_escape(ex.id) << "\" loading=\"lazy\">";
+      h << "<figcaption><small>i" << k << " &middot; caption</small> <b>c" << k << ":</b> "
+        << captions[k] << "</figcaption></figure>";
+    }
+    h << "</div><div class=\"ex-scores\">";
+    for (std::size_t m = 0; m < models; ++m) {
+      const PairScores& s = b.scores[m][i];
+      h << "<div class=\"scroll\"><table class=\"four\"><caption>" << html_escape(b.models[m])
+        << "</caption><tr><th>score</th><th>i0</th><th>i1</th></tr><tr><th>c0</th><td>"
+        << num(s.at(0, 0)) << "</td><td>" << num(s.at(0, 1)) << "</td></tr><tr><th>c1</th><td>"
+        << num(s.at(1, 0)) << "</td><td>" << num(s.at(1, 1))
+        << "</td></tr></table></div><p class=\"outcome\">Text " << mark(oc[m].text)
+        << " &middot; Image " << mark(oc[m].image) << " &middot; Group " << mark(oc[m].group)
+        << "<br>Margin " << num(margin(s));
+      if (oc[m].text_ties + oc[m].image_ties)
+        h << " &middot; <span class=\"bad\">ties: " << int(oc[m].text_ties) << " text, "
+          << int(oc[m].image_ties) << " image</span>";
+      h << "</p>";
+    }
+    h << "</div></div>";
+    if (!all_tags[i].empty()) {
+      h << "<p class=\"tags\">";
+      for (const auto& t : all_tags[i])
+        h << "<span>" << html_escape(t) << "</span> ";
+      h << "</p>";
+    }
+    h << "</li>";
+  }
+  h << "</ol></section>" << kBrowserScript;
+  return h.str();
+}
+
+}  // namespace winokit
