@@ -25,6 +25,16 @@ ClipRuntime ClipRuntime::load(const fs::path& dir, ClipRunOptions options) {
   ClipRuntime rt;
   rt.model = std::make_shared<ClipModel>(ClipModel::load(dir));
   fs::path tok = options.tokenizer.value_or(dir);
+  if (!options.tokenizer && fs::is_regular_file(dir)) {
+    // OpenAI's .pt files hold no tokenizer: openai/CLIP ships it as a separate file.
+    tok = dir.parent_path() / "bpe_simple_vocab_16e6.txt.gz";
+    if (!fs::is_regular_file(tok)) {
+      throw UsageError(dir.string() + " holds no tokenizer, and there is no " + tok.string(),
+                       "pass --tokenizer bpe_simple_vocab_16e6.txt.gz (openai/CLIP's "
+                       "clip/bpe_simple_vocab_16e6.txt.gz) or a folder with vocab.json + "
+                       "merges.txt, or put that file beside the .pt");
+    }
+  }
   if (fs::is_directory(tok)) {
     rt.tokenizer = std::make_shared<ClipTokenizer>(ClipTokenizer::from_directory(tok));
   } else if (tok.extension() == ".gz") {
@@ -136,6 +146,19 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+// A model whose outputs are NaN or infinite (NaN weights, a broken checkpoint) must not yield a
+// results file of nulls: the first offending input is named.
+void check_finite(const ClipRuntime& rt, const float* values, std::size_t dim,
+                  const std::string& what) {
+  for (std::size_t k = 0; k < dim; ++k) {
+    if (!std::isfinite(values[k])) {
+      throw InputError({rt.source, 0, ""},
+                       "the model's embedding of " + what + " is not finite (NaN or infinity)",
+                       "the checkpoint's weights or configuration are broken");
+    }
+  }
+}
+
 EmbeddingCache make_cache(const ClipRuntime& rt) {
   return EmbeddingCache(rt.options.cache_dir.empty() ? default_cache_dir() : rt.options.cache_dir,
                         rt.model->weights_id());
@@ -242,6 +265,11 @@ std::vector<float> embed_images(const ClipRuntime& rt, const std::vector<ImageRe
     if (read_failure) std::rethrow_exception(read_failure);
     for (int j = 0; j < n; ++j) {
       const std::size_t i = misses[b + static_cast<std::size_t>(j)];
+      check_finite(rt, &t.embeds[static_cast<std::size_t>(j) * dim], static_cast<std::size_t>(dim),
+                   "image " + requests[i].name);
+    }
+    for (int j = 0; j < n; ++j) {
+      const std::size_t i = misses[b + static_cast<std::size_t>(j)];
       std::copy(t.embeds.begin() + j * dim, t.embeds.begin() + (j + 1) * dim,
                 out.begin() + static_cast<std::ptrdiff_t>(i * dim));
       if (cacheable) {
@@ -334,6 +362,10 @@ std::vector<float> embed_texts(const ClipRuntime& rt, const std::vector<std::str
     padded.gemm_rows = std::max<int>(kTextRows, static_cast<int>(chunk.size() * longest));
     TowerOutput t = rt.model->encode_texts(chunk, padded);
     for (std::size_t k = b; k < end; ++k) {
+      check_finite(rt, &t.embeds[(k - b) * static_cast<std::size_t>(dim)],
+                   static_cast<std::size_t>(dim), "caption \"" + captions[order[k]] + "\"");
+    }
+    for (std::size_t k = b; k < end; ++k) {
       const std::size_t i = order[k];
       const auto first = t.embeds.begin() + static_cast<std::ptrdiff_t>((k - b) * dim);
       std::copy(first, first + dim, out.begin() + static_cast<std::ptrdiff_t>(i * dim));
@@ -401,7 +433,15 @@ class ClipScorer final : public Scorer {
         for (int i = 0; i < 2; ++i) {
           const float* t = &text[caption_index[ex.captions[static_cast<std::size_t>(c)]] * dim];
           const float* im = &images[image_index[ex.images[static_cast<std::size_t>(i)]] * dim];
-          out[e].s[pair_index(c, i)] = clip_score(t, im, dim, scale);
+          const double s = clip_score(t, im, dim, scale);
+          if (!std::isfinite(s)) {
+            throw InputError({rt_.source, 0, ""},
+                             "non-finite score for example " + ex.id + " (caption " +
+                                 std::to_string(c) + ", image " + std::to_string(i) +
+                                 "; exp(logit_scale) = " + std::to_string(scale) + ")",
+                             "the checkpoint's weights or logit_scale are broken");
+          }
+          out[e].s[pair_index(c, i)] = s;
         }
       }
     }

@@ -5,6 +5,8 @@
 #include <cstring>
 
 #include "gemm.hpp"
+#include "resnet.hpp"
+#include "tensor_source.hpp"
 #include "winokit/clip.hpp"
 #include "winokit/error.hpp"
 #include "winokit/rng.hpp"
@@ -16,6 +18,7 @@ namespace fs = std::filesystem;
 using detail::Linear;
 using detail::PostOp;
 using detail::softmax_inplace;
+using detail::TensorSource;
 
 namespace {
 
@@ -97,15 +100,7 @@ std::vector<float> transpose(const std::vector<float>& m, int rows, int cols) {
   return t;
 }
 
-// Source of tensors: a checkpoint, or seeded random values.
-class TensorSource {
- public:
-  virtual ~TensorSource() = default;
-  virtual std::vector<float> get(const std::string& name,
-                                 const std::vector<std::int64_t>& shape) = 0;
-};
-
-class CheckpointSource final : public TensorSource {
+class CheckpointSource final : public detail::TensorSource {
  public:
   explicit CheckpointSource(SafeTensors st) : st_(std::move(st)) {}
   std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
@@ -117,7 +112,7 @@ class CheckpointSource final : public TensorSource {
   SafeTensors st_;
 };
 
-class RandomSource final : public TensorSource {
+class RandomSource final : public detail::TensorSource {
  public:
   explicit RandomSource(std::uint64_t seed) : seed_(seed) {}
   std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
@@ -317,7 +312,8 @@ struct ClipModel::Impl {
   ClipConfig cfg;
   std::string weights_id;
   float logit_scale = 0;
-  // vision
+  // vision: a ResNet, or the ViT below
+  std::unique_ptr<detail::ResNetTower> resnet;
   Tower vision;
   Linear patch;  // [width, 3 * patch * patch], no bias
   detail::BatchedAttention vision_attention;
@@ -333,6 +329,24 @@ struct ClipModel::Impl {
     const std::int64_t vw = cfg.vision.width, tw = cfg.text.width, p = cfg.patch;
     vision.cfg = cfg.vision;
     text.cfg = cfg.text;
+    if (cfg.vision_arch == VisionArch::ResNet) {
+      resnet = std::make_unique<detail::ResNetTower>(src, cfg);
+    } else {
+      load_vit(src, hf, vn, vw, p);
+    }
+    load_text(src, hf, tn, tw);
+    // logit_scale is stored as a scalar [] or [1].
+    std::vector<float> ls;
+    try {
+      ls = src.get("logit_scale", {1});
+    } catch (const InputError&) {
+      ls = src.get("logit_scale", {});
+    }
+    if (ls.size() != 1) throw InputError({"", 0, "logit_scale"}, "expected one value");
+    logit_scale = ls[0];
+  }
+
+  void load_vit(TensorSource& src, bool hf, const TowerNames& vn, std::int64_t vw, std::int64_t p) {
     const std::int64_t vt = cfg.vision_tokens();
     patch = Linear(
         src.get(hf ? "vision_model.embeddings.patch_embedding.weight" : "visual.conv1.weight",
@@ -347,7 +361,9 @@ struct ClipModel::Impl {
     vision.ln_final_g = src.get(vn.ln_final_w, {vw});
     vision.ln_final_b = src.get(vn.ln_final_b, {vw});
     vision.proj = load_projection(src, vn, cfg.vision.width, cfg.embed_dim);
+  }
 
+  void load_text(TensorSource& src, bool hf, const TowerNames& tn, std::int64_t tw) {
     token_emb =
         src.get(hf ? "text_model.embeddings.token_embedding.weight" : "token_embedding.weight",
                 {cfg.vocab_size, tw});
@@ -356,15 +372,6 @@ struct ClipModel::Impl {
     text.ln_final_g = src.get(tn.ln_final_w, {tw});
     text.ln_final_b = src.get(tn.ln_final_b, {tw});
     text.proj = load_projection(src, tn, cfg.text.width, cfg.embed_dim);
-    // logit_scale is stored as a scalar [] or [1].
-    std::vector<float> ls;
-    try {
-      ls = src.get("logit_scale", {1});
-    } catch (const InputError&) {
-      ls = src.get("logit_scale", {});
-    }
-    if (ls.size() != 1) throw InputError({"", 0, "logit_scale"}, "expected one value");
-    logit_scale = ls[0];
   }
 
   // Final norm + projection of selected rows: rows[i] of x -> out[i].
@@ -399,6 +406,18 @@ float ClipModel::logit_scale_exp() const {
 
 ClipModel ClipModel::load(const fs::path& dir) {
   ClipModel model;
+  if (fs::is_regular_file(dir)) {
+    // OpenAI's TorchScript archive (RN50.pt, ViT-B-32.pt) or a torch.save state dict in
+    // openai/CLIP's names: the architecture comes from the tensors' shapes.
+    CheckpointSource src(SafeTensors::open_torch(dir));
+    std::map<std::string, std::vector<std::int64_t>> shapes;
+    for (const auto& [name, t] : src.tensors().tensors())
+      shapes.emplace(name, t.shape);
+    model.impl_->cfg = infer_openai_config(shapes, dir.string());
+    model.impl_->weights_id = src.tensors().content_hash();
+    model.impl_->load(src);
+    return model;
+  }
   model.impl_->cfg = load_clip_config(dir);
   // Safetensors first; a PyTorch zip checkpoint through the restricted unpickler otherwise.
   const bool openclip = model.impl_->cfg.layout == CheckpointLayout::OpenClip;
@@ -436,6 +455,15 @@ TowerOutput ClipModel::encode_images(const float* pixels, int count, const Encod
   const ClipConfig& c = m.cfg;
   TowerOutput out;
   out.count = count;
+  if (m.resnet) {
+    if (o.hidden_states || o.token_states) {
+      throw UsageError("per-layer and per-token states are not available for ResNet image towers",
+                       "use a ViT CLIP for probes of layers and heat maps");
+    }
+    out.embeds.assign(static_cast<std::size_t>(count) * c.embed_dim, 0.f);
+    if (count > 0) m.resnet->encode(pixels, count, out.embeds.data());
+    return out;
+  }
   if (count == 0) return out;
   const int w = c.vision.width, p = c.patch, grid = c.image_size / p, patches = grid * grid;
   const int tokens = patches + 1, k = 3 * p * p, side = c.image_size;
