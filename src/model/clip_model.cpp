@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "encoders.hpp"
 #include "gemm.hpp"
 #include "resnet.hpp"
 #include "tensor_source.hpp"
@@ -312,8 +313,11 @@ struct ClipModel::Impl {
   ClipConfig cfg;
   std::string weights_id;
   float logit_scale = 0;
-  // vision: a ResNet, or the ViT below
-  std::unique_ptr<detail::ResNetTower> resnet;
+  // The towers behind the interfaces: a ResNet or the ViT below for images, the transformer
+  // below for text.
+  std::unique_ptr<detail::ImageEncoder> image_encoder;
+  std::unique_ptr<detail::TextEncoder> text_encoder;
+  // ViT image tower
   Tower vision;
   Linear patch;  // [width, 3 * patch * patch], no bias
   detail::BatchedAttention vision_attention;
@@ -330,11 +334,13 @@ struct ClipModel::Impl {
     vision.cfg = cfg.vision;
     text.cfg = cfg.text;
     if (cfg.vision_arch == VisionArch::ResNet) {
-      resnet = std::make_unique<detail::ResNetTower>(src, cfg);
+      image_encoder = std::make_unique<detail::ResNetTower>(src, cfg);
     } else {
       load_vit(src, hf, vn, vw, p);
+      image_encoder = std::make_unique<VitEncoder>(*this);
     }
     load_text(src, hf, tn, tw);
+    text_encoder = std::make_unique<TransformerTextEncoder>(*this);
     // logit_scale is stored as a scalar [] or [1].
     std::vector<float> ls;
     try {
@@ -387,6 +393,26 @@ struct ClipModel::Impl {
     out.assign(rows.size() * static_cast<std::size_t>(cfg.embed_dim), 0.f);
     t.proj.forward(normed.data(), static_cast<int>(rows.size()), out.data());
   }
+
+  TowerOutput encode_vit(const float* pixels, int count, const EncodeOptions& o) const;
+  TowerOutput encode_text(const std::vector<std::vector<int>>& ids, const EncodeOptions& o) const;
+
+  // The ViT and the text transformer as implementations of the tower interfaces.
+  struct VitEncoder final : detail::ImageEncoder {
+    explicit VitEncoder(const Impl& m) : model(m) {}
+    TowerOutput encode(const float* pixels, int count, const EncodeOptions& o) const override {
+      return model.encode_vit(pixels, count, o);
+    }
+    const Impl& model;
+  };
+  struct TransformerTextEncoder final : detail::TextEncoder {
+    explicit TransformerTextEncoder(const Impl& m) : model(m) {}
+    TowerOutput encode(const std::vector<std::vector<int>>& ids,
+                       const EncodeOptions& o) const override {
+      return model.encode_text(ids, o);
+    }
+    const Impl& model;
+  };
 };
 
 ClipModel::ClipModel() : impl_(std::make_unique<Impl>()) {}
@@ -451,19 +477,20 @@ ClipModel ClipModel::random(const ClipConfig& config, std::uint64_t seed) {
 }
 
 TowerOutput ClipModel::encode_images(const float* pixels, int count, const EncodeOptions& o) const {
-  const Impl& m = *impl_;
+  return impl_->image_encoder->encode(pixels, count, o);
+}
+
+TowerOutput ClipModel::encode_texts(const std::vector<std::vector<int>>& ids,
+                                    const EncodeOptions& o) const {
+  return impl_->text_encoder->encode(ids, o);
+}
+
+TowerOutput ClipModel::Impl::encode_vit(const float* pixels, int count,
+                                        const EncodeOptions& o) const {
+  const Impl& m = *this;
   const ClipConfig& c = m.cfg;
   TowerOutput out;
   out.count = count;
-  if (m.resnet) {
-    if (o.hidden_states || o.token_states) {
-      throw UsageError("per-layer and per-token states are not available for ResNet image towers",
-                       "use a ViT CLIP for probes of layers and heat maps");
-    }
-    out.embeds.assign(static_cast<std::size_t>(count) * c.embed_dim, 0.f);
-    if (count > 0) m.resnet->encode(pixels, count, out.embeds.data());
-    return out;
-  }
   if (count == 0) return out;
   const int w = c.vision.width, p = c.patch, grid = c.image_size / p, patches = grid * grid;
   const int tokens = patches + 1, k = 3 * p * p, side = c.image_size;
@@ -529,9 +556,9 @@ TowerOutput ClipModel::encode_images(const float* pixels, int count, const Encod
   return out;
 }
 
-TowerOutput ClipModel::encode_texts(const std::vector<std::vector<int>>& ids,
-                                    const EncodeOptions& o) const {
-  const Impl& m = *impl_;
+TowerOutput ClipModel::Impl::encode_text(const std::vector<std::vector<int>>& ids,
+                                         const EncodeOptions& o) const {
+  const Impl& m = *this;
   const ClipConfig& c = m.cfg;
   TowerOutput out;
   const int count = static_cast<int>(ids.size());

@@ -8,18 +8,22 @@
 
 #include <memory>
 
+#include "encoders.hpp"
 #include "tensor_source.hpp"
 #include "winokit/clip.hpp"
 
 namespace winokit::detail {
 
-class ResNetTower {
+class ResNetTower final : public ImageEncoder {
  public:
   // Reads the tensors by openai/CLIP's names (visual.conv1.weight, visual.layer1.0.bn1.*,
   // visual.attnpool.*) and folds every BatchNorm into the convolution before it.
   ResNetTower(TensorSource& src, const ClipConfig& config);
   ResNetTower(ResNetTower&&) noexcept;
-  ~ResNetTower();
+  ~ResNetTower() override;
+  // Embeddings only: per-layer and per-token states are a UsageError (the stages have
+  // different widths and the attention pool has one query).
+  TowerOutput encode(const float* pixels, int count, const EncodeOptions& o) const override;
   // pixels: [count, 3, side, side]; embeds: [count, embed_dim].
   void encode(const float* pixels, int count, float* embeds) const;
 
