@@ -26,12 +26,14 @@ check() {  # check LABEL FILE
 mkdir -p old new
 for m in "$SHARED"/golden/clip/models/*/; do
   name=$(basename "$m")
+  tok=()  # OpenCLIP folders carry no tokenizer: use the golden vocabulary
+  [ -f "$m/vocab.json" ] || tok=(--tokenizer "$SHARED/golden/clip/vocab")
   for side in old new; do
     bin=$OLD; [ "$side" = new ] && bin=$NEW
-    "$bin" eval --data demo --model "$m" --no-cache --threads 2 --bootstrap 100 \
+    "$bin" eval --data demo --model "$m" "${tok[@]}" --no-cache --threads 2 --bootstrap 100 \
       --scores-out "$side/$name.scores.jsonl" --per-example "$side/$name.per.jsonl" > /dev/null 2>&1 \
       || echo "eval failed: $side $name"
-    "$bin" embed --data demo --model "$m" --no-cache --threads 2 --out "$side/$name.safetensors" \
+    "$bin" embed --data demo --model "$m" "${tok[@]}" --no-cache --threads 2 --out "$side/$name.safetensors" \
       > /dev/null 2>&1 || echo "embed failed: $side $name"
   done
   check "$name eval scores" "$name.scores.jsonl"
