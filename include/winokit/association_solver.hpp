@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "winokit/clip_scorer.hpp"
+#include "winokit/embedding_runtime.hpp"
 #include "winokit/winogavil.hpp"
 
 namespace winokit {

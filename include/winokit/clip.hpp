@@ -1,7 +1,10 @@
 // CLIP in-process: configuration, weights (Hugging Face CLIPModel or OpenCLIP layout, F32/F16/
-// BF16 safetensors), and the float32 forward pass of both towers on oneDNN GEMMs.
+// BF16 safetensors or PyTorch .bin; OpenAI's TorchScript .pt files), and the float32 forward
+// pass of both towers on oneDNN: a ViT or a ModifiedResNet (RN50, RN101, RN50x4, ...) image
+// tower, and the transformer text tower.
 //
 //   winokit::ClipModel model = winokit::ClipModel::load("clip-vit-base-patch32/");
+//   winokit::ClipModel rn50 = winokit::ClipModel::load("RN50.pt");  // openai/CLIP's file
 //   winokit::TowerOutput img = model.encode_images(pixels, n);   // pixels: [n, 3, 224, 224]
 //   winokit::TowerOutput txt = model.encode_texts({ids0, ids1}); // unpadded token ids
 //   float logit = model.logit_scale_exp() * cosine(img.embeds row, txt.embeds row);
@@ -14,6 +17,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +27,9 @@
 namespace winokit {
 
 enum class Activation { QuickGelu, Gelu };
+// The image tower: a ViT, or openai/CLIP's ModifiedResNet (3-conv stem, anti-aliased
+// Bottlenecks, attention pooling).
+enum class VisionArch { Vit, ResNet };
 enum class CheckpointLayout { HuggingFace, OpenClip };
 enum class PreprocessPipeline { Hf, OpenAi };
 
@@ -49,8 +56,12 @@ struct PreprocessConfig {
 
 struct ClipConfig {
   CheckpointLayout layout = CheckpointLayout::HuggingFace;
+  // ResNet: vision.width is the stem width (64 for RN50), vision.heads the attention pool's
+  // heads (width * 32 / 64), vision.layers the number of Bottlenecks, vision.mlp unused.
+  VisionArch vision_arch = VisionArch::Vit;
+  std::array<int, 4> resnet_layers{};  // Bottlenecks per stage (ResNet): {3, 4, 6, 3} for RN50
   TowerConfig vision, text;
-  int patch = 32;
+  int patch = 32;  // ViT patch side; ResNet: the output stride (32)
   int image_size = 224;
   int context_length = 77;
   int vocab_size = 49408;
@@ -61,8 +72,13 @@ struct ClipConfig {
   double vision_gflop() const;
 };
 
-// Reads config.json + preprocessor_config.json (Hugging Face) or open_clip_config.json.
+// Reads config.json + preprocessor_config.json (Hugging Face) or open_clip_config.json. Every
+// size is checked to be a positive integer in range (InputError naming the file and field).
 ClipConfig load_clip_config(const std::filesystem::path& dir);
+// The architecture implied by the tensors of an openai/CLIP state dict (OpenAI's .pt files),
+// as openai/CLIP's build_model infers it; `shapes` maps tensor names to shapes.
+ClipConfig infer_openai_config(const std::map<std::string, std::vector<std::int64_t>>& shapes,
+                               const std::string& source);
 // The ViT-B/32 shapes (used for the demo and benchmarks with random weights).
 ClipConfig vit_b32_config();
 

@@ -1,60 +1,20 @@
-// CLIP as a Winoground scorer, and the embedding pipeline behind it: images are read, decoded
-// and preprocessed on a second thread while the model encodes the previous batch; captions are
-// tokenised and encoded sorted by length; every embedding goes through the on-disk cache.
+// CLIP as a Winoground scorer: s(c, i) = exp(logit_scale) * cosine, like logits_per_image, on
+// the embeddings of the model runtime (winokit/embedding_runtime.hpp).
 //
 //   winokit::ClipRuntime rt = winokit::ClipRuntime::load("clip-vit-base-patch32", {});
 //   auto scorer = winokit::make_clip_scorer(rt, "clip-b32");
-//   auto scores = scorer->score(dataset);   // logit_scale.exp() * cosine, like logits_per_image
+//   auto scores = scorer->score(dataset);   // non-finite scores are an error naming the example
 #pragma once
 
-#include <filesystem>
-#include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "winokit/clip.hpp"
-#include "winokit/embedding_cache.hpp"
+#include "winokit/embedding_runtime.hpp"
 #include "winokit/image_store.hpp"
 #include "winokit/scorer.hpp"
-#include "winokit/tokenizer.hpp"
 
 namespace winokit {
-
-struct ClipRunOptions {
-  int batch_size = 32;
-  bool use_cache = true;
-  std::filesystem::path cache_dir;                 // empty: default_cache_dir()
-  std::optional<PreprocessPipeline> pipeline;      // overrides the checkpoint's
-  std::optional<std::filesystem::path> tokenizer;  // file or folder; default: the checkpoint's
-  // Called as work progresses: stage ("images" or "captions"), done, total.
-  std::function<void(const std::string&, std::size_t, std::size_t)> on_progress;
-};
-
-// A loaded model with its tokenizer and run options.
-struct ClipRuntime {
-  std::shared_ptr<ClipModel> model;
-  std::shared_ptr<ClipTokenizer> tokenizer;
-  ClipRunOptions options;
-  std::string source;  // checkpoint folder, or "random ViT-B/32 (seed N)"
-
-  static ClipRuntime load(const std::filesystem::path& dir, ClipRunOptions options);
-  // Seeded random weights of the given shapes; the tokenizer must be given (the vocabulary is
-  // real even when the weights are not).
-  static ClipRuntime random(const ClipConfig& config, std::uint64_t seed,
-                            std::shared_ptr<ClipTokenizer> tokenizer, ClipRunOptions options);
-  PreprocessConfig preprocess() const;
-  nlohmann::json describe() const;
-};
-
-struct ImageRequest {
-  std::string name;
-  std::function<ImageBytes()> read;
-};
-
-// A request that reads an image file (named `name`, or its path when empty).
-ImageRequest image_file_request(const std::string& path, std::string name = {});
 
 // Every image and caption of a dataset in dataset order (image / caption 2 * example + k);
 // the requests read from `store`, which must outlive them.
@@ -63,24 +23,6 @@ struct DatasetItems {
   std::vector<std::string> captions;
 };
 DatasetItems dataset_items(const Dataset& dataset, const ImageStore& store);
-
-struct EmbedStats {
-  std::size_t images_computed = 0, images_cached = 0, texts_computed = 0, texts_cached = 0;
-  std::size_t cache_corrupt = 0;
-  double image_seconds = 0, text_seconds = 0;
-  std::string cache_warning;
-};
-
-// [n, embed_dim] embeddings, in request order.
-std::vector<float> embed_images(const ClipRuntime& rt, const std::vector<ImageRequest>& requests,
-                                EmbedStats* stats = nullptr, const EncodeOptions& encode = {},
-                                TowerOutput* full = nullptr);
-std::vector<float> embed_texts(const ClipRuntime& rt, const std::vector<std::string>& captions,
-                               EmbedStats* stats = nullptr, const EncodeOptions& encode = {},
-                               TowerOutput* full = nullptr);
-
-// s(c, i) = exp(logit_scale) * cos(text c, image i), computed in double from float embeddings.
-double clip_score(const float* text, const float* image, int dim, double logit_scale_exp);
 
 std::unique_ptr<Scorer> make_clip_scorer(const ClipRuntime& runtime, std::string name);
 

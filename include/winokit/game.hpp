@@ -25,7 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "winokit/clip_scorer.hpp"
+#include "winokit/embedding_runtime.hpp"
 #include "winokit/game_db.hpp"
 #include "winokit/game_rules.hpp"
 #include "winokit/winogavil.hpp"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "winokit/clip_scorer.hpp"
+#include "winokit/embedding_runtime.hpp"
 
 namespace winokit {
 

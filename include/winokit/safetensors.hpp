@@ -41,6 +41,10 @@ class SafeTensors {
   // collections.OrderedDict, torch._utils._rebuild_tensor_v2 and _rebuild_parameter, and
   // storages of float32, float16 and bfloat16; anything else is refused by name and no pickle
   // code is ever executed. A {"state_dict": {...}} wrapper and "module." prefixes are unwrapped.
+  // TorchScript archives (torch.jit.save, OpenAI's RN50.pt and ViT-B-32.pt) are read the same
+  // way: their `__torch__.*` module classes are only instantiated as empty attribute holders,
+  // and the tensors are named by their attribute path; metadata()["format"] is "torchscript".
+  // Double, int64 and int32 storages are read too (BatchNorm's num_batches_tracked).
   static SafeTensors open_torch(const std::filesystem::path& path);
   SafeTensors(SafeTensors&&) noexcept;
   SafeTensors& operator=(SafeTensors&&) noexcept;

@@ -1,5 +1,7 @@
 // A restricted unpickler for PyTorch zip checkpoints: a small pickle machine that understands
-// the opcodes torch.save emits and rebuilds tensors, and refuses every other callable.
+// the opcodes torch.save and torch.jit.save emit and rebuilds tensors, and refuses every other
+// callable. TorchScript module objects (`__torch__.*` classes) are plain attribute holders:
+// NEWOBJ makes an empty object and BUILD fills its attributes; no code is ever run.
 #include <zip.h>
 
 #include <algorithm>
@@ -16,6 +18,9 @@ namespace winokit {
 namespace fs = std::filesystem;
 
 namespace {
+
+// The module prefix of TorchScript's compiled classes (torch.jit.save archives).
+constexpr const char* kTorchScriptModule = "__torch__.";
 
 struct Value;
 using Ref = std::shared_ptr<Value>;
@@ -36,10 +41,15 @@ struct TensorRef {
 struct Mark {};
 using Items = std::vector<Ref>;
 using Pairs = std::vector<std::pair<Ref, Ref>>;
+// A TorchScript module: its class name and its attributes (filled by BUILD).
+struct Object {
+  std::string type;
+  Pairs attributes;
+};
 
 struct Value {
   std::variant<std::monostate, bool, std::int64_t, double, std::string, Items /*tuple or list*/,
-               Pairs /*dict*/, Global, StorageRef, TensorRef, Mark>
+               Pairs /*dict*/, Global, StorageRef, TensorRef, Mark, Object>
       v;
 };
 
@@ -200,9 +210,25 @@ class Unpickler {
           stack_.push_back(call(callable, args));
           break;
         }
-        case 'b':
-          pop();
-          break;  // BUILD: state of an OrderedDict (_metadata) or a tensor; unused
+        case 0x81: {  // NEWOBJ: only TorchScript module classes, which become attribute holders
+          Ref args = pop(), cls = pop();
+          if (!std::holds_alternative<Global>(cls->v) ||
+              std::get<Global>(cls->v).module.rfind(kTorchScriptModule, 0) != 0) {
+            fail("NEWOBJ of something that is not a TorchScript module class");
+          }
+          const Global& g = std::get<Global>(cls->v);
+          stack_.push_back(make(Object{g.module + "." + g.name, {}}));
+          break;
+        }
+        case 'b': {  // BUILD: a TorchScript module's attributes; otherwise the state of an
+                     // OrderedDict (_metadata) or a tensor, which is unused
+          Ref state = pop();
+          if (auto* object = std::get_if<Object>(&top()->v)) {
+            if (!std::holds_alternative<Pairs>(state->v)) fail("module state is not a dict");
+            object->attributes = std::get<Pairs>(state->v);
+          }
+          break;
+        }
         default: {
           char hex[8];
           std::snprintf(hex, sizeof hex, "0x%02x", op);
@@ -279,12 +305,16 @@ class Unpickler {
       out.push_back(integer(x));
     return out;
   }
-  // Only the globals a state dict of tensors needs; everything else is refused by name.
+  // Only the globals a state dict of tensors needs, and TorchScript module classes (only ever
+  // instantiated empty by NEWOBJ); everything else is refused by name.
   Global allowed(const std::string& module, const std::string& name) {
     static const std::map<std::string, std::vector<std::string>> kAllowed = {
         {"collections", {"OrderedDict"}},
         {"torch._utils", {"_rebuild_tensor_v2", "_rebuild_parameter"}},
-        {"torch", {"FloatStorage", "HalfStorage", "BFloat16Storage"}}};
+        {"torch",
+         {"FloatStorage", "HalfStorage", "BFloat16Storage", "DoubleStorage", "LongStorage",
+          "IntStorage"}}};
+    if (module.rfind(kTorchScriptModule, 0) == 0) return {module, name};
     auto it = kAllowed.find(module);
     if (it == kAllowed.end() ||
         std::find(it->second.begin(), it->second.end(), name) == it->second.end()) {
@@ -300,11 +330,15 @@ class Unpickler {
     if (t.size() < 5 || text(t[0]) != "storage" || !std::holds_alternative<Global>(t[1]->v)) {
       fail("unexpected persistent id");
     }
-    const std::string& type = std::get<Global>(t[1]->v).name;
+    const Global& type = std::get<Global>(t[1]->v);
+    static const std::map<std::string, DType> kStorages = {
+        {"FloatStorage", DType::F32},     {"HalfStorage", DType::F16},
+        {"BFloat16Storage", DType::BF16}, {"DoubleStorage", DType::F64},
+        {"LongStorage", DType::I64},      {"IntStorage", DType::I32}};
+    auto known = kStorages.find(type.name);
+    if (type.module != "torch" || known == kStorages.end()) fail("unexpected storage type");
     StorageRef s;
-    s.dtype = type == "FloatStorage"  ? DType::F32
-              : type == "HalfStorage" ? DType::F16
-                                      : DType::BF16;
+    s.dtype = known->second;
     s.key = text(t[2]);
     s.numel = integer(t[4]);
     return make(s);
@@ -315,6 +349,9 @@ class Unpickler {
     }
     const Global& g = std::get<Global>(callable->v);
     const Items& a = std::get<Items>(args->v);
+    if (g.module.rfind(kTorchScriptModule, 0) == 0) {
+      fail("refusing to call " + g.module + "." + g.name + " (TorchScript classes are only read)");
+    }
     if (g.name == "OrderedDict") return make(Pairs{});
     if (g.name == "_rebuild_parameter") {
       if (a.empty() || !std::holds_alternative<TensorRef>(a[0]->v))
@@ -340,6 +377,24 @@ class Unpickler {
   std::vector<Ref> stack_;
   std::map<std::size_t, Ref> memo_;
 };
+
+// Walks a TorchScript module tree depth first; attributes that are neither modules nor tensors
+// (the `training` flags, ints) are skipped.
+void collect_module_tensors(const Object& object, const std::string& prefix, int depth,
+                            std::vector<std::pair<std::string, TensorRef>>& out,
+                            const std::string& file) {
+  constexpr int kMaxDepth = 64;  // real module trees are a few levels deep; memo cycles are not
+  if (depth > kMaxDepth) throw InputError({file, 0, ""}, "TorchScript module tree too deep");
+  for (const auto& [k, v] : object.attributes) {
+    if (!std::holds_alternative<std::string>(k->v)) continue;
+    const std::string name = prefix + std::get<std::string>(k->v);
+    if (const auto* t = std::get_if<TensorRef>(&v->v)) {
+      out.emplace_back(name, *t);
+    } else if (const auto* child = std::get_if<Object>(&v->v)) {
+      collect_module_tensors(*child, name + ".", depth + 1, out, file);
+    }
+  }
+}
 
 struct ZipReader {
   zip_t* z = nullptr;
@@ -391,25 +446,36 @@ SafeTensors SafeTensors::open_torch(const fs::path& path) {
     // An opcode applied to a value of the wrong kind (APPEND on a dict, ...): found by fuzzing.
     throw InputError({file, 0, ""}, "malformed pickle: an operation on a value of the wrong type");
   }
-  if (!std::holds_alternative<Pairs>(root->v))
-    throw InputError({file, 0, ""}, "the checkpoint is not a dict");
-  const Pairs* entries = &std::get<Pairs>(root->v);
-  for (const auto& [k, v] : *entries) {
-    if (std::holds_alternative<std::string>(k->v) && std::get<std::string>(k->v) == "state_dict" &&
-        std::holds_alternative<Pairs>(v->v)) {
-      entries = &std::get<Pairs>(v->v);
-      break;
+  // name -> tensor, from a state dict or from a TorchScript module's attributes.
+  std::vector<std::pair<std::string, TensorRef>> found;
+  SafeTensors st;
+  if (std::holds_alternative<Object>(root->v)) {
+    // A torch.jit.save archive: parameters and buffers are the module tree's tensor attributes,
+    // named by their path ("visual.layer1.0.conv1.weight"), as state_dict() names them.
+    collect_module_tensors(std::get<Object>(root->v), "", 0, found, file);
+    st.metadata_["format"] = "torchscript";
+  } else {
+    if (!std::holds_alternative<Pairs>(root->v))
+      throw InputError({file, 0, ""}, "the checkpoint is not a dict");
+    const Pairs* entries = &std::get<Pairs>(root->v);
+    for (const auto& [k, v] : *entries) {
+      if (std::holds_alternative<std::string>(k->v) &&
+          std::get<std::string>(k->v) == "state_dict" && std::holds_alternative<Pairs>(v->v)) {
+        entries = &std::get<Pairs>(v->v);
+        break;
+      }
+    }
+    for (const auto& [k, v] : *entries) {
+      if (!std::holds_alternative<std::string>(k->v) || !std::holds_alternative<TensorRef>(v->v))
+        continue;
+      std::string name = std::get<std::string>(k->v);
+      if (name.rfind("module.", 0) == 0) name = name.substr(7);
+      found.emplace_back(name, std::get<TensorRef>(v->v));
     }
   }
-  SafeTensors st;
   st.files_.push_back(file);
   std::map<std::string, std::string*> storages;
-  for (const auto& [k, v] : *entries) {
-    if (!std::holds_alternative<std::string>(k->v) || !std::holds_alternative<TensorRef>(v->v))
-      continue;
-    std::string name = std::get<std::string>(k->v);
-    if (name.rfind("module.", 0) == 0) name = name.substr(7);
-    const TensorRef& t = std::get<TensorRef>(v->v);
+  for (const auto& [name, t] : found) {
     auto it = storages.find(t.storage.key);
     if (it == storages.end()) {
       st.owned_.push_back(

@@ -1,4 +1,9 @@
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <set>
+
+#include "winokit/safetensors.hpp"
 
 #include "winokit/clip.hpp"
 #include "winokit/error.hpp"
@@ -25,7 +30,42 @@ nlohmann::json PreprocessConfig::to_json() const {
           {"resample", "PIL bicubic"}};
 }
 
+namespace {
+// Multiply-adds of openai/CLIP's ModifiedResNet on one image (convolutions and the attention
+// pool; pooling and BatchNorm, folded into the convolutions, are not counted).
+double resnet_macs(const ClipConfig& c) {
+  double macs = 0;
+  auto conv = [&](double in, double out, double k, double side) {
+    macs += in * out * k * k * side * side;
+  };
+  const double w = c.vision.width;
+  double side = c.image_size / 2.0;
+  conv(3, w / 2, 3, side);
+  conv(w / 2, w / 2, 3, side);
+  conv(w / 2, w, 3, side);
+  side /= 2;
+  double inplanes = w;
+  for (int stage = 0; stage < 4; ++stage) {
+    const double planes = w * (1 << stage);
+    for (int b = 0; b < c.resnet_layers[static_cast<std::size_t>(stage)]; ++b) {
+      const int stride = (b == 0 && stage > 0) ? 2 : 1;
+      conv(inplanes, planes, 1, side);
+      conv(planes, planes, 3, side);
+      const double out_side = side / stride;
+      conv(planes, planes * 4, 1, out_side);
+      if (stride > 1 || inplanes != planes * 4) conv(inplanes, planes * 4, 1, out_side);
+      inplanes = planes * 4;
+      side = out_side;
+    }
+  }
+  const double t = side * side + 1, e = inplanes;
+  macs += e * e + 2 * t * e * e + 2 * t * e + e * c.embed_dim;  // q, k, v, scores/values, c_proj
+  return macs;
+}
+}  // namespace
+
 double ClipConfig::vision_gflop() const {
+  if (vision_arch == VisionArch::ResNet) return 2.0 * resnet_macs(*this) / 1e9;
   const double t = vision_tokens(), w = vision.width, m = vision.mlp;
   const double patch_in = 3.0 * patch * patch;
   double macs = (t - 1) * patch_in * w;                               // patch embedding
@@ -36,6 +76,11 @@ double ClipConfig::vision_gflop() const {
 }
 
 namespace {
+
+// Image sides beyond this are not models (RN50x64 uses 448, ViT-L/14@336px 336).
+constexpr std::int64_t kMaxImageSize = 4096;
+// openai/CLIP's ModifiedResNet: stem (/4) and three strided stages (/8): an output stride of 32.
+constexpr int kResNetStride = 32;
 
 json read_json(const fs::path& path) {
   try {
@@ -59,6 +104,52 @@ T field(const json& obj, const char* name, T fallback, const fs::path& file) {
   } catch (const json::exception&) {
     throw InputError({file.string(), 0, name}, std::string("unexpected type ") + it->type_name());
   }
+}
+
+// Sizes far beyond any real model (and small enough that products of two stay in int64 and
+// tensor element counts in size_t): a bigger value is a broken file, not a model.
+constexpr std::int64_t kMaxSize = 1 << 20;
+
+// A size field: an integer in [1, max] (a JSON float such as 64.5, a negative number or one
+// past 2^63 are refused; they would otherwise be truncated or wrap).
+int size_field(const json& obj, const char* name, int fallback, const fs::path& file,
+               const std::string& section, std::int64_t max = kMaxSize) {
+  auto it = obj.find(name);
+  if (it == obj.end() || it->is_null()) return fallback;
+  const std::string where = section.empty() ? name : section + "." + name;
+  const std::string got = it->dump();
+  if (!it->is_number_integer() || it->is_number_float()) {
+    throw InputError({file.string(), 0, where},
+                     "expected a positive integer, got " + got +
+                         (it->is_number_float() ? " (not an integer, or out of range)" : ""));
+  }
+  const bool in_range = it->is_number_unsigned()
+                            ? it->get<std::uint64_t>() <= static_cast<std::uint64_t>(max) &&
+                                  it->get<std::uint64_t>() >= 1
+                            : it->get<std::int64_t>() >= 1 && it->get<std::int64_t>() <= max;
+  if (!in_range) {
+    throw InputError({file.string(), 0, where},
+                     "expected an integer from 1 to " + std::to_string(max) + ", got " + got);
+  }
+  return static_cast<int>(it->get<std::int64_t>());
+}
+
+// A positive finite real (layer_norm_eps, mlp_ratio).
+double positive_field(const json& obj, const char* name, double fallback, const fs::path& file,
+                      const std::string& section, bool zero_allowed = false) {
+  auto it = obj.find(name);
+  if (it == obj.end() || it->is_null()) return fallback;
+  const std::string where = section.empty() ? name : section + "." + name;
+  if (!it->is_number()) {
+    throw InputError({file.string(), 0, where}, "expected a number, got " + it->dump());
+  }
+  const double v = it->get<double>();
+  if (!std::isfinite(v) || v < 0 || (v == 0 && !zero_allowed) || v > kMaxSize) {
+    throw InputError({file.string(), 0, where}, std::string("expected a ") +
+                                                    (zero_allowed ? "non-negative" : "positive") +
+                                                    " finite number, got " + it->dump());
+  }
+  return v;
 }
 
 Activation activation(const std::string& name, const fs::path& file, const char* field_name) {
@@ -92,25 +183,26 @@ ClipConfig load_hf(const fs::path& dir) {
   };
   json tc = tower("text_config", "text_config_dict");
   json vc = tower("vision_config", "vision_config_dict");
-  c.text.width = field(tc, "hidden_size", 512, file);
-  c.text.mlp = field(tc, "intermediate_size", 2048, file);
-  c.text.heads = field(tc, "num_attention_heads", 8, file);
-  c.text.layers = field(tc, "num_hidden_layers", 12, file);
-  c.text.eps = field(tc, "layer_norm_eps", 1e-5, file);
+  const std::string ts = "text_config", vs = "vision_config";
+  c.text.width = size_field(tc, "hidden_size", 512, file, ts);
+  c.text.mlp = size_field(tc, "intermediate_size", 2048, file, ts);
+  c.text.heads = size_field(tc, "num_attention_heads", 8, file, ts);
+  c.text.layers = size_field(tc, "num_hidden_layers", 12, file, ts);
+  c.text.eps = positive_field(tc, "layer_norm_eps", 1e-5, file, ts);
   c.text.act = activation(field<std::string>(tc, "hidden_act", "quick_gelu", file), file,
                           "text_config.hidden_act");
-  c.context_length = field(tc, "max_position_embeddings", 77, file);
-  c.vocab_size = field(tc, "vocab_size", 49408, file);
-  c.vision.width = field(vc, "hidden_size", 768, file);
-  c.vision.mlp = field(vc, "intermediate_size", 3072, file);
-  c.vision.heads = field(vc, "num_attention_heads", 12, file);
-  c.vision.layers = field(vc, "num_hidden_layers", 12, file);
-  c.vision.eps = field(vc, "layer_norm_eps", 1e-5, file);
+  c.context_length = size_field(tc, "max_position_embeddings", 77, file, ts);
+  c.vocab_size = size_field(tc, "vocab_size", 49408, file, ts);
+  c.vision.width = size_field(vc, "hidden_size", 768, file, vs);
+  c.vision.mlp = size_field(vc, "intermediate_size", 3072, file, vs);
+  c.vision.heads = size_field(vc, "num_attention_heads", 12, file, vs);
+  c.vision.layers = size_field(vc, "num_hidden_layers", 12, file, vs);
+  c.vision.eps = positive_field(vc, "layer_norm_eps", 1e-5, file, vs);
   c.vision.act = activation(field<std::string>(vc, "hidden_act", "quick_gelu", file), file,
                             "vision_config.hidden_act");
-  c.patch = field(vc, "patch_size", 32, file);
-  c.image_size = field(vc, "image_size", 224, file);
-  c.embed_dim = field(cfg, "projection_dim", 512, file);
+  c.image_size = size_field(vc, "image_size", 224, file, vs, kMaxImageSize);
+  c.patch = size_field(vc, "patch_size", 32, file, vs, c.image_size);
+  c.embed_dim = size_field(cfg, "projection_dim", 512, file, "");
   check_heads(c.text, file, "text_config");
   check_heads(c.vision, file, "vision_config");
   c.preprocess.pipeline = PreprocessPipeline::Hf;
@@ -120,10 +212,14 @@ ClipConfig load_hf(const fs::path& dir) {
     json p = read_json(pp);
     if (auto size = p.find("size"); size != p.end()) {
       c.preprocess.resize =
-          size->is_number() ? size->get<int>() : field(*size, "shortest_edge", c.image_size, pp);
+          size->is_number()
+              ? size_field(p, "size", c.image_size, pp, "", kMaxImageSize)
+              : size_field(*size, "shortest_edge", c.image_size, pp, "size", kMaxImageSize);
     }
     if (auto crop = p.find("crop_size"); crop != p.end()) {
-      c.preprocess.crop = crop->is_number() ? crop->get<int>() : field(*crop, "height", 224, pp);
+      c.preprocess.crop = crop->is_number()
+                              ? size_field(p, "crop_size", 224, pp, "", kMaxImageSize)
+                              : size_field(*crop, "height", 224, pp, "crop_size", kMaxImageSize);
     }
     c.preprocess.mean = field(p, "image_mean", c.preprocess.mean, pp);
     c.preprocess.std = field(p, "image_std", c.preprocess.std, pp);
@@ -141,11 +237,12 @@ ClipConfig load_openclip(const fs::path& dir) {
   json model = cfg.value("model_cfg", cfg);
   ClipConfig c;
   c.layout = CheckpointLayout::OpenClip;
-  c.embed_dim = field(model, "embed_dim", 512, file);
+  c.embed_dim = size_field(model, "embed_dim", 512, file, "");
   Activation act =
       field(model, "quick_gelu", false, file) ? Activation::QuickGelu : Activation::Gelu;
   json vc = model.value("vision_cfg", json::object());
   json tc = model.value("text_cfg", json::object());
+  const std::string vs = "vision_cfg", ts = "text_cfg";
   for (const char* unsupported : {"attentional_pool", "ls_init_value", "no_ln_pre",
                                   "final_ln_after_pool", "timm_model_name", "hf_model_name"}) {
     for (const json* part : {&vc, &tc}) {
@@ -156,23 +253,49 @@ ClipConfig load_openclip(const fs::path& dir) {
       }
     }
   }
-  c.image_size = field(vc, "image_size", 224, file);
-  c.patch = field(vc, "patch_size", 16, file);
-  c.vision.width = field(vc, "width", 768, file);
-  c.vision.layers = field(vc, "layers", 12, file);
-  const int head_width = field(vc, "head_width", 64, file);
-  c.vision.heads = head_width > 0 ? c.vision.width / head_width : 0;
-  c.vision.mlp = static_cast<int>(c.vision.width * field(vc, "mlp_ratio", 4.0, file));
+  c.image_size = size_field(vc, "image_size", 224, file, vs, kMaxImageSize);
+  const int head_width = size_field(vc, "head_width", 64, file, vs);
+  if (auto layers = vc.find("layers"); layers != vc.end() && layers->is_array()) {
+    // A ModifiedResNet (OpenCLIP's RN50 / RN101 / RN50x4 ... configs): Bottlenecks per stage.
+    if (layers->size() != 4) {
+      throw InputError({file.string(), 0, "vision_cfg.layers"},
+                       "expected 4 stages, got " + std::to_string(layers->size()));
+    }
+    c.vision_arch = VisionArch::ResNet;
+    c.vision.layers = 0;
+    for (std::size_t s = 0; s < 4; ++s) {
+      json stage = {{"layers", (*layers)[s]}};
+      c.resnet_layers[s] = size_field(stage, "layers", 1, file, vs);
+      c.vision.layers += c.resnet_layers[s];
+    }
+    c.vision.width = size_field(vc, "width", 64, file, vs);
+    c.vision.heads = c.vision.width * 32 / head_width;
+    c.vision.mlp = 0;
+    c.patch = kResNetStride;
+    if (c.image_size % kResNetStride != 0 || c.vision.heads <= 0 ||
+        (c.vision.width * 32) % c.vision.heads != 0) {
+      throw InputError({file.string(), 0, "vision_cfg"},
+                       "a ResNet tower needs image_size a multiple of 32 and width * 32 divisible "
+                       "by the heads (width * 32 / head_width)");
+    }
+  } else {
+    c.patch = size_field(vc, "patch_size", 16, file, vs, c.image_size);
+    c.vision.width = size_field(vc, "width", 768, file, vs);
+    c.vision.layers = size_field(vc, "layers", 12, file, vs);
+    c.vision.heads = c.vision.width / head_width;
+    c.vision.mlp =
+        static_cast<int>(c.vision.width * positive_field(vc, "mlp_ratio", 4.0, file, vs));
+  }
   c.vision.act = act;
-  c.text.width = field(tc, "width", 512, file);
-  c.text.layers = field(tc, "layers", 12, file);
-  c.text.heads = field(tc, "heads", 8, file);
-  c.text.mlp = static_cast<int>(c.text.width * field(tc, "mlp_ratio", 4.0, file));
+  c.text.width = size_field(tc, "width", 512, file, ts);
+  c.text.layers = size_field(tc, "layers", 12, file, ts);
+  c.text.heads = size_field(tc, "heads", 8, file, ts);
+  c.text.mlp = static_cast<int>(c.text.width * positive_field(tc, "mlp_ratio", 4.0, file, ts));
   c.text.act = act;
-  c.context_length = field(tc, "context_length", 77, file);
-  c.vocab_size = field(tc, "vocab_size", 49408, file);
+  c.context_length = size_field(tc, "context_length", 77, file, ts);
+  c.vocab_size = size_field(tc, "vocab_size", 49408, file, ts);
   check_heads(c.text, file, "text_cfg");
-  check_heads(c.vision, file, "vision_cfg");
+  if (c.vision_arch == VisionArch::Vit) check_heads(c.vision, file, "vision_cfg");
   c.preprocess.pipeline = PreprocessPipeline::OpenAi;
   c.preprocess.resize = c.preprocess.crop = c.image_size;
   json pp = cfg.value("preprocess_cfg", json::object());
@@ -188,6 +311,93 @@ ClipConfig load_openclip(const fs::path& dir) {
 }
 
 }  // namespace
+
+ClipConfig infer_openai_config(const std::map<std::string, std::vector<std::int64_t>>& shapes,
+                               const std::string& source) {
+  auto shape = [&](const std::string& name, std::size_t rank) -> const std::vector<std::int64_t>& {
+    auto it = shapes.find(name);
+    if (it == shapes.end()) {
+      throw InputError({source, 0, name}, "missing tensor",
+                       "an openai/CLIP checkpoint (RN50.pt, ViT-B-32.pt, ...) is expected");
+    }
+    if (it->second.size() != rank) {
+      throw InputError({source, 0, name}, "expected " + std::to_string(rank) +
+                                              " dimensions, found " + shape_text(it->second));
+    }
+    for (auto d : it->second) {
+      if (d < 1 || d > kMaxSize) {
+        throw InputError({source, 0, name}, "implausible shape " + shape_text(it->second));
+      }
+    }
+    return it->second;
+  };
+  // Distinct values of the name part after `prefix` (block indices), as build_model counts them.
+  auto count_blocks = [&](const std::string& prefix) {
+    std::set<std::string> ids;
+    for (const auto& [name, s] : shapes) {
+      if (name.rfind(prefix, 0) != 0) continue;
+      ids.insert(name.substr(prefix.size(), name.find('.', prefix.size()) - prefix.size()));
+    }
+    return static_cast<int>(ids.size());
+  };
+  auto side_of = [&](std::int64_t tokens) {
+    const int grid = static_cast<int>(std::lround(std::sqrt(static_cast<double>(tokens - 1))));
+    if (static_cast<std::int64_t>(grid) * grid + 1 != tokens) {
+      throw InputError({source, 0, "positional_embedding"},
+                       "token count " + std::to_string(tokens) + " is not a square grid plus one");
+    }
+    return grid;
+  };
+  ClipConfig c;
+  c.layout = CheckpointLayout::OpenClip;  // openai/CLIP's names
+  c.preprocess.pipeline = PreprocessPipeline::OpenAi;
+  // The image tower (openai/CLIP build_model).
+  if (shapes.count("visual.proj") != 0) {
+    c.vision_arch = VisionArch::Vit;
+    const auto& conv = shape("visual.conv1.weight", 4);
+    c.vision.width = static_cast<int>(conv[0]);
+    c.patch = static_cast<int>(conv[3]);
+    int layers = 0;
+    for (const auto& [name, s] : shapes) {
+      if (name.rfind("visual.", 0) == 0 && name.size() > 20 &&
+          name.compare(name.size() - 20, 20, ".attn.in_proj_weight") == 0)
+        ++layers;
+    }
+    c.vision.layers = layers;
+    c.image_size = c.patch * side_of(shape("visual.positional_embedding", 2)[0]);
+    c.vision.heads = c.vision.width / 64;
+    c.vision.mlp = 4 * c.vision.width;
+  } else {
+    c.vision_arch = VisionArch::ResNet;
+    c.vision.layers = 0;
+    for (int s = 0; s < 4; ++s) {
+      c.resnet_layers[static_cast<std::size_t>(s)] =
+          count_blocks("visual.layer" + std::to_string(s + 1) + ".");
+      c.vision.layers += c.resnet_layers[static_cast<std::size_t>(s)];
+    }
+    c.vision.width = static_cast<int>(shape("visual.layer1.0.conv1.weight", 4)[0]);
+    c.image_size = kResNetStride * side_of(shape("visual.attnpool.positional_embedding", 2)[0]);
+    c.vision.heads = c.vision.width * 32 / 64;
+    c.patch = kResNetStride;
+  }
+  c.vision.act = c.text.act = Activation::QuickGelu;
+  c.embed_dim = static_cast<int>(shape("text_projection", 2)[1]);
+  c.context_length = static_cast<int>(shape("positional_embedding", 2)[0]);
+  c.vocab_size = static_cast<int>(shape("token_embedding.weight", 2)[0]);
+  c.text.width = static_cast<int>(shape("ln_final.weight", 1)[0]);
+  c.text.heads = c.text.width / 64;
+  c.text.layers = count_blocks("transformer.resblocks.");
+  c.text.mlp = 4 * c.text.width;
+  const fs::path file(source);
+  check_heads(c.text, file, "text tower");
+  if (c.vision_arch == VisionArch::Vit) {
+    check_heads(c.vision, file, "image tower");
+  } else if (c.vision.heads <= 0 || std::count(c.resnet_layers.begin(), c.resnet_layers.end(), 0)) {
+    throw InputError({source, 0, "visual"}, "incomplete ResNet image tower");
+  }
+  c.preprocess.resize = c.preprocess.crop = c.image_size;
+  return c;
+}
 
 ClipConfig load_clip_config(const fs::path& dir) {
   if (!fs::is_directory(dir)) {

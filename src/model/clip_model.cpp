@@ -4,7 +4,10 @@
 #include <cmath>
 #include <cstring>
 
+#include "encoders.hpp"
 #include "gemm.hpp"
+#include "resnet.hpp"
+#include "tensor_source.hpp"
 #include "winokit/clip.hpp"
 #include "winokit/error.hpp"
 #include "winokit/rng.hpp"
@@ -16,6 +19,7 @@ namespace fs = std::filesystem;
 using detail::Linear;
 using detail::PostOp;
 using detail::softmax_inplace;
+using detail::TensorSource;
 
 namespace {
 
@@ -97,15 +101,7 @@ std::vector<float> transpose(const std::vector<float>& m, int rows, int cols) {
   return t;
 }
 
-// Source of tensors: a checkpoint, or seeded random values.
-class TensorSource {
- public:
-  virtual ~TensorSource() = default;
-  virtual std::vector<float> get(const std::string& name,
-                                 const std::vector<std::int64_t>& shape) = 0;
-};
-
-class CheckpointSource final : public TensorSource {
+class CheckpointSource final : public detail::TensorSource {
  public:
   explicit CheckpointSource(SafeTensors st) : st_(std::move(st)) {}
   std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
@@ -117,7 +113,7 @@ class CheckpointSource final : public TensorSource {
   SafeTensors st_;
 };
 
-class RandomSource final : public TensorSource {
+class RandomSource final : public detail::TensorSource {
  public:
   explicit RandomSource(std::uint64_t seed) : seed_(seed) {}
   std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
@@ -317,7 +313,11 @@ struct ClipModel::Impl {
   ClipConfig cfg;
   std::string weights_id;
   float logit_scale = 0;
-  // vision
+  // The towers behind the interfaces: a ResNet or the ViT below for images, the transformer
+  // below for text.
+  std::unique_ptr<detail::ImageEncoder> image_encoder;
+  std::unique_ptr<detail::TextEncoder> text_encoder;
+  // ViT image tower
   Tower vision;
   Linear patch;  // [width, 3 * patch * patch], no bias
   detail::BatchedAttention vision_attention;
@@ -333,6 +333,26 @@ struct ClipModel::Impl {
     const std::int64_t vw = cfg.vision.width, tw = cfg.text.width, p = cfg.patch;
     vision.cfg = cfg.vision;
     text.cfg = cfg.text;
+    if (cfg.vision_arch == VisionArch::ResNet) {
+      image_encoder = std::make_unique<detail::ResNetTower>(src, cfg);
+    } else {
+      load_vit(src, hf, vn, vw, p);
+      image_encoder = std::make_unique<VitEncoder>(*this);
+    }
+    load_text(src, hf, tn, tw);
+    text_encoder = std::make_unique<TransformerTextEncoder>(*this);
+    // logit_scale is stored as a scalar [] or [1].
+    std::vector<float> ls;
+    try {
+      ls = src.get("logit_scale", {1});
+    } catch (const InputError&) {
+      ls = src.get("logit_scale", {});
+    }
+    if (ls.size() != 1) throw InputError({"", 0, "logit_scale"}, "expected one value");
+    logit_scale = ls[0];
+  }
+
+  void load_vit(TensorSource& src, bool hf, const TowerNames& vn, std::int64_t vw, std::int64_t p) {
     const std::int64_t vt = cfg.vision_tokens();
     patch = Linear(
         src.get(hf ? "vision_model.embeddings.patch_embedding.weight" : "visual.conv1.weight",
@@ -347,7 +367,9 @@ struct ClipModel::Impl {
     vision.ln_final_g = src.get(vn.ln_final_w, {vw});
     vision.ln_final_b = src.get(vn.ln_final_b, {vw});
     vision.proj = load_projection(src, vn, cfg.vision.width, cfg.embed_dim);
+  }
 
+  void load_text(TensorSource& src, bool hf, const TowerNames& tn, std::int64_t tw) {
     token_emb =
         src.get(hf ? "text_model.embeddings.token_embedding.weight" : "token_embedding.weight",
                 {cfg.vocab_size, tw});
@@ -356,15 +378,6 @@ struct ClipModel::Impl {
     text.ln_final_g = src.get(tn.ln_final_w, {tw});
     text.ln_final_b = src.get(tn.ln_final_b, {tw});
     text.proj = load_projection(src, tn, cfg.text.width, cfg.embed_dim);
-    // logit_scale is stored as a scalar [] or [1].
-    std::vector<float> ls;
-    try {
-      ls = src.get("logit_scale", {1});
-    } catch (const InputError&) {
-      ls = src.get("logit_scale", {});
-    }
-    if (ls.size() != 1) throw InputError({"", 0, "logit_scale"}, "expected one value");
-    logit_scale = ls[0];
   }
 
   // Final norm + projection of selected rows: rows[i] of x -> out[i].
@@ -380,6 +393,26 @@ struct ClipModel::Impl {
     out.assign(rows.size() * static_cast<std::size_t>(cfg.embed_dim), 0.f);
     t.proj.forward(normed.data(), static_cast<int>(rows.size()), out.data());
   }
+
+  TowerOutput encode_vit(const float* pixels, int count, const EncodeOptions& o) const;
+  TowerOutput encode_text(const std::vector<std::vector<int>>& ids, const EncodeOptions& o) const;
+
+  // The ViT and the text transformer as implementations of the tower interfaces.
+  struct VitEncoder final : detail::ImageEncoder {
+    explicit VitEncoder(const Impl& m) : model(m) {}
+    TowerOutput encode(const float* pixels, int count, const EncodeOptions& o) const override {
+      return model.encode_vit(pixels, count, o);
+    }
+    const Impl& model;
+  };
+  struct TransformerTextEncoder final : detail::TextEncoder {
+    explicit TransformerTextEncoder(const Impl& m) : model(m) {}
+    TowerOutput encode(const std::vector<std::vector<int>>& ids,
+                       const EncodeOptions& o) const override {
+      return model.encode_text(ids, o);
+    }
+    const Impl& model;
+  };
 };
 
 ClipModel::ClipModel() : impl_(std::make_unique<Impl>()) {}
@@ -399,6 +432,18 @@ float ClipModel::logit_scale_exp() const {
 
 ClipModel ClipModel::load(const fs::path& dir) {
   ClipModel model;
+  if (fs::is_regular_file(dir)) {
+    // OpenAI's TorchScript archive (RN50.pt, ViT-B-32.pt) or a torch.save state dict in
+    // openai/CLIP's names: the architecture comes from the tensors' shapes.
+    CheckpointSource src(SafeTensors::open_torch(dir));
+    std::map<std::string, std::vector<std::int64_t>> shapes;
+    for (const auto& [name, t] : src.tensors().tensors())
+      shapes.emplace(name, t.shape);
+    model.impl_->cfg = infer_openai_config(shapes, dir.string());
+    model.impl_->weights_id = src.tensors().content_hash();
+    model.impl_->load(src);
+    return model;
+  }
   model.impl_->cfg = load_clip_config(dir);
   // Safetensors first; a PyTorch zip checkpoint through the restricted unpickler otherwise.
   const bool openclip = model.impl_->cfg.layout == CheckpointLayout::OpenClip;
@@ -432,7 +477,17 @@ ClipModel ClipModel::random(const ClipConfig& config, std::uint64_t seed) {
 }
 
 TowerOutput ClipModel::encode_images(const float* pixels, int count, const EncodeOptions& o) const {
-  const Impl& m = *impl_;
+  return impl_->image_encoder->encode(pixels, count, o);
+}
+
+TowerOutput ClipModel::encode_texts(const std::vector<std::vector<int>>& ids,
+                                    const EncodeOptions& o) const {
+  return impl_->text_encoder->encode(ids, o);
+}
+
+TowerOutput ClipModel::Impl::encode_vit(const float* pixels, int count,
+                                        const EncodeOptions& o) const {
+  const Impl& m = *this;
   const ClipConfig& c = m.cfg;
   TowerOutput out;
   out.count = count;
@@ -501,9 +556,9 @@ TowerOutput ClipModel::encode_images(const float* pixels, int count, const Encod
   return out;
 }
 
-TowerOutput ClipModel::encode_texts(const std::vector<std::vector<int>>& ids,
-                                    const EncodeOptions& o) const {
-  const Impl& m = *impl_;
+TowerOutput ClipModel::Impl::encode_text(const std::vector<std::vector<int>>& ids,
+                                         const EncodeOptions& o) const {
+  const Impl& m = *this;
   const ClipConfig& c = m.cfg;
   TowerOutput out;
   const int count = static_cast<int>(ids.size());

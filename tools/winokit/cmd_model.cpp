@@ -202,9 +202,14 @@ int run_bench(const BenchFlags& f) {
   }
   const double img_ms = median(per_image_ms);
   const double gflops = c.vision_gflop() / (img_ms / 1000.0);
-  // GEMM peak: the vision MLP's first GEMM at this batch, alone.
+  // GEMM peak: the vision MLP's first GEMM at this batch, alone. A ResNet has no such GEMM:
+  // its reference is ViT-B/32's ([batch * 50, 768] x [768, 3072]), a fixed machine figure.
+  constexpr int kVitB32Tokens = 50, kVitB32Mlp = 3072, kVitB32Width = 768;
   const double peak =
-      gemm_gflops(batch * c.vision_tokens(), c.vision.mlp, c.vision.width, std::max(5, f.runs));
+      c.vision_arch == VisionArch::ResNet
+          ? gemm_gflops(batch * kVitB32Tokens, kVitB32Mlp, kVitB32Width, std::max(5, f.runs))
+          : gemm_gflops(batch * c.vision_tokens(), c.vision.mlp, c.vision.width,
+                        std::max(5, f.runs));
   // Text: Winoground-length captions, only up to the longest end-of-text vs all 77 positions.
   // Token counts (with start and end) of Winoground captions under the real CLIP BPE, e.g.
   // "an old person kisses a young person" -> 9, the ponytail caption -> 14; ids drawn at random.
@@ -214,7 +219,8 @@ int run_bench(const BenchFlags& f) {
     std::vector<int> seq(static_cast<std::size_t>(kLengths[i % 5]));
     seq.front() = rt.tokenizer->start_id();
     for (std::size_t k = 1; k + 1 < seq.size(); ++k)
-      seq[k] = static_cast<int>(rng.below(49000));
+      seq[k] =
+          static_cast<int>(rng.below(static_cast<std::uint64_t>(std::max(1, c.vocab_size - 2))));
     seq.back() = rt.tokenizer->end_id();
     ids.push_back(std::move(seq));
   }
@@ -243,6 +249,8 @@ int run_bench(const BenchFlags& f) {
                            {"batch_size", batch},
                            {"runs", f.runs},
                            {"image_ms_per_image_median", img_ms},
+                           {"architecture", c.vision_arch == VisionArch::ResNet ? "resnet" : "vit"},
+                           {"image_size", c.image_size},
                            {"image_gflop_per_image", c.vision_gflop()},
                            {"image_gflops", gflops},
                            {"gemm_peak_gflops", peak},

@@ -224,7 +224,8 @@ namespace winokit::cli {
 
 void ModelFlags::add_to(CLI::App& app, bool required) {
   auto* opt = app.add_option("--model", model,
-                             "CLIP checkpoint folder (Hugging Face CLIPModel or OpenCLIP)");
+                             "CLIP checkpoint: a Hugging Face or OpenCLIP folder, or OpenAI's .pt "
+                             "file (RN50.pt, ViT-B-32.pt, ...)");
   if (required) opt->required();
   app.add_option("--threads", threads, "Compute threads (0: all cores)")
       ->capture_default_str()

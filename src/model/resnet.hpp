@@ -1,0 +1,35 @@
+// openai/CLIP's ModifiedResNet image tower on oneDNN convolutions. Internal to src/model.
+//
+// Each image runs through primitives made once for a mini-batch of one at the model's input
+// size (direct convolutions, no Winograd), so an image's embedding is bit-for-bit the same
+// whatever the batch it comes in and whatever the thread count: oneDNN's direct kernels reduce
+// every output in a fixed order, and the threads only split the outputs.
+#pragma once
+
+#include <memory>
+
+#include "encoders.hpp"
+#include "tensor_source.hpp"
+#include "winokit/clip.hpp"
+
+namespace winokit::detail {
+
+class ResNetTower final : public ImageEncoder {
+ public:
+  // Reads the tensors by openai/CLIP's names (visual.conv1.weight, visual.layer1.0.bn1.*,
+  // visual.attnpool.*) and folds every BatchNorm into the convolution before it.
+  ResNetTower(TensorSource& src, const ClipConfig& config);
+  ResNetTower(ResNetTower&&) noexcept;
+  ~ResNetTower() override;
+  // Embeddings only: per-layer and per-token states are a UsageError (the stages have
+  // different widths and the attention pool has one query).
+  TowerOutput encode(const float* pixels, int count, const EncodeOptions& o) const override;
+  // pixels: [count, 3, side, side]; embeds: [count, embed_dim].
+  void encode(const float* pixels, int count, float* embeds) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace winokit::detail
