@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "winokit/association_solver.hpp"
+#include "winokit/retrieval.hpp"
 #include "winokit/scorer.hpp"
 #include "winokit/vilt.hpp"
 
@@ -47,6 +49,17 @@ std::vector<double> vilt_score_pairs(const ViltRuntime& rt,
 
 // s(c, i): the rank logit or P(match); 4 joint forward passes per Winoground example.
 std::unique_ptr<Scorer> make_vilt_scorer(const ViltRuntime& runtime, std::string name);
+
+// WinoGAViL with ViLT: the prompt made from the cue ("A/An <cue>" by default) is scored jointly
+// with each candidate image, and the k best are selected (ties by candidate order). Each image
+// is embedded once; SolveResult's embeddings stay empty (no dual-encoder embeddings exist).
+SolveResult vilt_solve_with_images(const ViltRuntime& rt, const AssociationDataset& ds,
+                                   const std::map<std::string, std::filesystem::path>& images,
+                                   const AssociationSolveOptions& options);
+
+// Retrieval with ViLT: every caption scored with every image (2N x 2N joint forward passes;
+// on_progress reports the pairs).
+ScoreMatrix vilt_score_matrix(const ViltRuntime& rt, const Dataset& dataset);
 
 // ---- word-patch alignment (Figure 4 of the Winoground paper, after ViLT's demo.py) ----
 struct ViltAlignment {

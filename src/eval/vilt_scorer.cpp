@@ -9,6 +9,7 @@
 
 #include "winokit/clip.hpp"
 #include "winokit/error.hpp"
+#include "winokit/files.hpp"
 #include "winokit/png_writer.hpp"
 
 namespace winokit {
@@ -198,6 +199,73 @@ class ViltScorer final : public Scorer {
 
 std::unique_ptr<Scorer> make_vilt_scorer(const ViltRuntime& runtime, std::string name) {
   return std::make_unique<ViltScorer>(runtime, std::move(name));
+}
+
+SolveResult vilt_solve_with_images(const ViltRuntime& rt, const AssociationDataset& ds,
+                                   const std::map<std::string, fs::path>& images,
+                                   const AssociationSolveOptions& options) {
+  std::vector<std::function<ImageBytes()>> readers;
+  std::map<std::string, std::size_t> image_index;
+  for (const auto& [name, path] : images) {
+    image_index[name] = readers.size();
+    readers.emplace_back([name = name, path = path] {
+      ImageBytes b;
+      b.name = name;
+      b.source = path.string();
+      b.bytes = read_file(path);
+      return b;
+    });
+  }
+  std::vector<std::string> prompts;
+  std::vector<std::pair<std::size_t, std::size_t>> pairs;
+  for (std::size_t q = 0; q < ds.instances.size(); ++q) {
+    const auto& inst = ds.instances[q];
+    prompts.push_back(cue_prompt(inst.cue, options.prompt_template));
+    for (const auto& c : inst.candidates) {
+      auto it = image_index.find(c);
+      if (it == image_index.end()) throw UsageError("candidate '" + c + "' has no image");
+      pairs.emplace_back(q, it->second);
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<double> s = vilt_score_pairs(rt, readers, prompts, pairs);
+  SolveResult r;
+  std::size_t p = 0;
+  for (const auto& inst : ds.instances) {
+    std::vector<double> scores(s.begin() + static_cast<std::ptrdiff_t>(p),
+                               s.begin() + static_cast<std::ptrdiff_t>(p + inst.candidates.size()));
+    p += inst.candidates.size();
+    r.predictions.push_back(select_top_k(inst.candidates, scores, inst.k()));
+    r.scores.push_back(std::move(scores));
+  }
+  r.stats.images_computed = images.size();
+  r.stats.texts_computed = prompts.size();
+  r.stats.image_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+ScoreMatrix vilt_score_matrix(const ViltRuntime& rt, const Dataset& dataset) {
+  ImageStore store = ImageStore::open(dataset.root);
+  std::vector<std::function<ImageBytes()>> images;
+  std::vector<std::string> captions;
+  for (const auto& ex : dataset.examples) {
+    for (std::size_t k = 0; k < 2; ++k) {
+      const std::string n = ex.images[k];
+      images.emplace_back([&store, n] { return store.read(n); });
+      captions.push_back(ex.captions[k]);
+    }
+  }
+  std::vector<std::pair<std::size_t, std::size_t>> pairs;
+  for (std::size_t c = 0; c < captions.size(); ++c)
+    for (std::size_t i = 0; i < images.size(); ++i)
+      pairs.emplace_back(c, i);
+  const std::vector<double> s = vilt_score_pairs(rt, images, captions, pairs);
+  ScoreMatrix m;
+  m.captions = static_cast<int>(captions.size());
+  m.images = static_cast<int>(images.size());
+  m.scores.assign(s.begin(), s.end());
+  return m;
 }
 
 // ---- word-patch alignment ----

@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "vilt_cli.hpp"
 #include "winokit/error.hpp"
 
 namespace winokit::cli {
@@ -65,8 +66,10 @@ EvalOptions StatFlags::resolve() const {
 namespace winokit::cli {
 
 void ModelFlags::add_to(CLI::App& app, bool required) {
-  auto* opt = app.add_option("--model", model,
-                             "CLIP checkpoint folder (Hugging Face CLIPModel or OpenCLIP)");
+  auto* opt =
+      app.add_option("--model", model,
+                     "Checkpoint folder: CLIP (Hugging Face CLIPModel or OpenCLIP), or ViLT (eval, "
+                     "score, winogavil, retrieval, heatmap)");
   if (required) opt->required();
   app.add_option("--threads", threads, "Compute threads (0: all cores)")
       ->capture_default_str()
@@ -99,6 +102,7 @@ ClipRunOptions ModelFlags::options() const {
 }
 
 ClipRuntime ModelFlags::load() const {
+  if (is_vilt_checkpoint(model)) refuse_vilt(model);  // ViLT: see vilt_cli.hpp
   set_compute_threads(threads);
   return ClipRuntime::load(model, options());
 }
