@@ -69,6 +69,14 @@ mkdir -p hm
 expect "heatmap with ViLT" 0 "rendered [0-9]+ word-patch alignment maps for 2 example" -- "$WINOKIT" heatmap --data syn --model "$RANK" --examples 0,3 --html hm.html --out-dir hm
 grep -q 'IPOT' hm.html && [ -s hm/ex0_i0_c0_t0.png ] && ok "heatmap outputs" || not_ok "heatmap outputs"
 
+# --- serve: ViLT as the game's rival (the server starts with its pool embedded) ---
+# shellcheck source=game_server.sh
+. "$SRC/tests/cli/game_server.sh"
+mkdir -p pool && cp syn/images/*.png pool/
+start_game_server serve.log --images pool --db game.db --model "$RANK" --password-cost min
+grep -q "rival $RANK" serve.log && ok "serve starts with a ViLT rival" || not_ok "serve with ViLT" "$(cat serve.log)"
+kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null
+
 # --- commands that need embeddings refuse ViLT clearly ---
 for cmd in "embed --data syn --out e.safetensors" "bench --runs 1" "probe --data syn"; do
   # shellcheck disable=SC2086

@@ -13,6 +13,7 @@
 #include "winokit/image.hpp"
 #include "winokit/safetensors.hpp"
 #include "winokit/vilt.hpp"
+#include "winokit/vilt_rival.hpp"
 #include "winokit/vilt_scorer.hpp"
 #include "winokit/wordpiece.hpp"
 
@@ -173,4 +174,20 @@ TEST(ViltAlignment, DisplayMapIsScaledToUnitRange) {
   EXPECT_FLOAT_EQ(m[7], 1.0f);
   EXPECT_FLOAT_EQ(m[0], 0.0f);
   EXPECT_EQ(vilt_display_map({2.f, 2.f, 2.f}), std::vector<float>(3, 0.0f));
+}
+
+TEST(ViltRival, PicksTheBestScoredCandidates) {
+  const ViltRuntime rt = ViltRuntime::load(kFixtures / "tiny-rank", {});
+  std::map<std::string, fs::path> pool;
+  std::vector<std::function<ImageBytes()>> readers;
+  for (const auto& n : kImageNames) {
+    pool[n] = kImages / n;
+    readers.emplace_back([n] { return image_bytes(n); });
+  }
+  auto rival = make_vilt_rival(rt, pool);
+  const std::vector<std::string> candidates(kImageNames.begin(), kImageNames.end());
+  const std::vector<double> s = vilt_score_pairs(rt, readers, {"A dog"}, {{0, 0}, {0, 1}, {0, 2}});
+  EXPECT_EQ(rival->pick("dog", candidates, 2), select_top_k(candidates, s, 2));
+  EXPECT_EQ(rival->pick("dog", {"missing.png", kImageNames[0]}, 1),
+            std::vector<std::string>{kImageNames[0]});
 }
