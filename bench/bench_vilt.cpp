@@ -71,12 +71,21 @@ int main(int argc, char** argv) {
       }
     };
     run(1, false);  // warm-up
-    std::vector<double> secs;
+    auto cpu_now = [] {
+      rusage u{};
+      getrusage(RUSAGE_SELF, &u);
+      return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+             static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+    };
+    std::vector<double> secs, cpu;
     for (int r = 0; r < runs; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
+      const double c0 = cpu_now();
       run(examples, r == 0);
       secs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      cpu.push_back(cpu_now() - c0);
     }
+    std::sort(cpu.begin(), cpu.end());
     std::sort(secs.begin(), secs.end());
     const double med = secs[secs.size() / 2];
     rusage usage{};
@@ -88,6 +97,7 @@ int main(int argc, char** argv) {
                         {"examples_per_forward", per_forward},
                         {"median_seconds", med},
                         {"pairs_per_s", 4 * examples / med},
+                        {"cpu_seconds_per_pair", cpu[cpu.size() / 2] / (4 * examples)},
                         {"peak_rss_mb", static_cast<double>(usage.ru_maxrss) / 1024.0},
                         {"threads", compute_threads()},
                         {"scores_c0_i0_c0_i1_c1_i0_c1_i1", first_scores}};

@@ -30,6 +30,7 @@ sa, sb = a["scores_c0_i0_c0_i1_c1_i0_c1_i1"], b["scores_c0_i0_c0_i1_c1_i0_c1_i1"
 worst = max(abs(x - y) / max(abs(y), 1e-6) for x, y in zip(sa, sb))
 print(json.dumps({"speedup": a["pairs_per_s"] / b["pairs_per_s"],
                   "winokit_pairs_per_s": a["pairs_per_s"], "reference_pairs_per_s": b["pairs_per_s"],
+                  "cpu_time_ratio": b["cpu_seconds_per_pair"] / a["cpu_seconds_per_pair"],
                   "winokit_peak_rss_mb": a["peak_rss_mb"], "reference_peak_rss_mb": b["peak_rss_mb"],
                   "first_scores_max_relative_difference": worst}))
 PY
