@@ -5,6 +5,7 @@
 #include "common.hpp"
 #include "eval_run.hpp"
 #include "perplexity_run.hpp"
+#include "vilt_cli.hpp"
 #include "winokit/error.hpp"
 #include "winokit/files.hpp"
 #include "winokit/scorer.hpp"
@@ -40,7 +41,8 @@ int run(const EvalFlags& f) {
   std::string scores_out = f.scores_out;
   if (!f.model.model.empty()) {
     const std::string name = f.name.empty() ? model_name(f.model.model) : f.name;
-    scorer = make_clip_scorer(f.model.load(), name);
+    scorer = is_vilt_model(f.model) ? make_vilt_scorer(load_vilt(f.model), name)
+                                    : make_clip_scorer(f.model.load(), name);
     // A model run always keeps its scores, so it can be re-scored or compared later.
     if (scores_out.empty()) scores_out = name + ".scores.jsonl";
   } else if (!f.scores.empty()) {

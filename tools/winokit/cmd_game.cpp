@@ -10,11 +10,13 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "vilt_cli.hpp"
 #include "winokit/error.hpp"
 #include "winokit/files.hpp"
 #include "winokit/game.hpp"
 #include "winokit/game_server.hpp"
 #include "winokit/tokenizer.hpp"
+#include "winokit/vilt_rival.hpp"
 
 namespace winokit::cli {
 
@@ -88,7 +90,12 @@ int run_serve(const ServeFlags& f) {
   }
   ClipRuntime rt;
   bool random = f.model.model.empty();
-  if (random) {
+  std::unique_ptr<Rival> vilt_rival;  // a ViLT checkpoint as the rival (vilt_cli.hpp)
+  if (is_vilt_model(f.model)) {
+    std::cerr << "winokit serve: embedding " << pool.size() << " images with the ViLT rival...\n";
+    vilt_rival = make_vilt_rival(load_vilt(f.model), pool);
+    rt.source = f.model.model;
+  } else if (random) {
     set_compute_threads(f.model.threads);
     rt = ClipRuntime::random(vit_b32_config(), f.rival_seed,
                              std::make_shared<ClipTokenizer>(ClipTokenizer::byte_level()),
@@ -96,13 +103,17 @@ int run_serve(const ServeFlags& f) {
   } else {
     rt = f.model.load();
   }
-  std::cerr << "winokit serve: embedding " << pool.size() << " images with the rival (" << rt.source
-            << ")...\n";
+  if (!vilt_rival) {
+    std::cerr << "winokit serve: embedding " << pool.size() << " images with the rival ("
+              << rt.source << ")...\n";
+  }
   const auto embed_start = std::chrono::steady_clock::now();
-  auto rival = make_clip_rival(rt, pool, random);
-  std::fprintf(
-      stderr, "winokit serve: embedded %zu images in %.1f s\n", pool.size(),
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - embed_start).count());
+  auto rival = vilt_rival ? std::move(vilt_rival) : make_clip_rival(rt, pool, random);
+  if (!pool.empty()) {
+    std::fprintf(
+        stderr, "winokit serve: rival ready for %zu images in %.1f s\n", pool.size(),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - embed_start).count());
+  }
   // SQLite: one connection (its writes serialise anyway). PostgreSQL: a pool, so requests'
   // transactions overlap and the server groups their commits.
   std::vector<std::unique_ptr<Database>> connections;

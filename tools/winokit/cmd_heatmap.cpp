@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "vilt_cli.hpp"
 #include "winokit/error.hpp"
 #include "winokit/files.hpp"
 #include "winokit/heatmap.hpp"
@@ -30,6 +31,7 @@ int run(const HeatmapFlags& f) {
     if (!i) throw UsageError("--examples: unknown example id '" + id + "'");
     chosen.push_back(*i);
   }
+  if (is_vilt_model(f.model)) return run_vilt_heatmap(f.model, ds, chosen, f.html, f.out_dir);
   ClipRuntime rt = f.model.load();
   const ClipConfig& c = rt.model->config();
   const PreprocessConfig pp = rt.preprocess();

@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "vilt_cli.hpp"
 #include "winokit/error.hpp"
 #include "winokit/files.hpp"
 #include "winokit/report.hpp"
@@ -31,7 +32,10 @@ int run(const RetrievalFlags& f) {
   ScoreMatrix m;
   std::string name = f.name;
   nlohmann::json source;
-  if (!f.model.model.empty()) {
+  if (is_vilt_model(f.model)) {
+    if (name.empty()) name = model_name(f.model.model);
+    m = vilt_retrieval_matrix(f.model, ds, source);
+  } else if (!f.model.model.empty()) {
     ClipRuntime rt = f.model.load();
     if (name.empty()) name = model_name(f.model.model);
     ImageStore store = ImageStore::open(ds.root, ds.images);

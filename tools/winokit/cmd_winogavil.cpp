@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "vilt_cli.hpp"
 #include "winokit/association_solver.hpp"
 #include "winokit/error.hpp"
 #include "winokit/files.hpp"
@@ -53,7 +54,11 @@ int run(const WinogavilFlags& f) {
   std::string supervised_md;
   nlohmann::json supervised_json;
   if (f.supervised && !with_model) throw UsageError("--supervised needs --model");
-  if (with_model) {
+  if (with_model && is_vilt_model(f.model)) {
+    if (model_name_.empty()) model_name_ = model_name(f.model.model);
+    predictions =
+        vilt_winogavil(f.model, ds, f.images, f.captions, f.supervised, f.prompt_template, source);
+  } else if (with_model) {
     if (model_name_.empty()) model_name_ = model_name(f.model.model);
     ClipRuntime rt = f.model.load();
     AssociationSolveOptions so;

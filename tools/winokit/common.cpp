@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "vilt_cli.hpp"
 #include "winokit/error.hpp"
 
 namespace winokit::cli {
@@ -223,9 +224,10 @@ EvalOptions StatFlags::resolve() const {
 namespace winokit::cli {
 
 void ModelFlags::add_to(CLI::App& app, bool required) {
-  auto* opt = app.add_option("--model", model,
-                             "CLIP checkpoint: a Hugging Face or OpenCLIP folder, or OpenAI's .pt "
-                             "file (RN50.pt, ViT-B-32.pt, ...)");
+  auto* opt = app.add_option(
+      "--model", model,
+      "Checkpoint: CLIP (a Hugging Face or OpenCLIP folder, or OpenAI's .pt file: RN50.pt, "
+      "ViT-B-32.pt, ...), or a ViLT folder (eval, score, winogavil, retrieval, heatmap)");
   if (required) opt->required();
   app.add_option("--threads", threads, "Compute threads (0: all cores)")
       ->capture_default_str()
@@ -258,6 +260,7 @@ ClipRunOptions ModelFlags::options() const {
 }
 
 ClipRuntime ModelFlags::load() const {
+  if (is_vilt_checkpoint(model)) refuse_vilt(model);  // ViLT: see vilt_cli.hpp
   set_compute_threads(threads);
   return ClipRuntime::load(model, options());
 }

@@ -1,0 +1,184 @@
+#include "vilt_cli.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "winokit/clip.hpp"
+#include "winokit/error.hpp"
+#include "winokit/files.hpp"
+#include "winokit/report.hpp"
+#include "winokit/text.hpp"
+
+namespace winokit::cli {
+
+bool is_vilt_model(const ModelFlags& flags) {
+  return !flags.model.empty() && is_vilt_checkpoint(flags.model);
+}
+
+void refuse_vilt(const std::string& dir) {
+  throw UsageError(dir +
+                   " is a ViLT checkpoint (a single-stream image-text matching model): this "
+                   "command needs a dual encoder's separate image and text embeddings, so it is "
+                   "not for this architecture. ViLT runs with eval, score, winogavil --images, "
+                   "retrieval and heatmap.");
+}
+
+ViltRuntime load_vilt(const ModelFlags& flags) {
+  if (!flags.preprocess.empty()) {
+    throw UsageError("--preprocess is for CLIP; ViLT uses its own image processor");
+  }
+  if (!flags.tokenizer.empty()) {
+    throw UsageError("--tokenizer is for CLIP; ViLT reads vocab.txt from its checkpoint folder");
+  }
+  set_compute_threads(flags.threads);
+  ViltRunOptions o;
+  o.batch_size = flags.batch_size;
+  if (!flags.quiet_progress) o.on_progress = progress_bar();
+  return ViltRuntime::load(flags.model, std::move(o));
+}
+
+int run_vilt_score(const ModelFlags& flags, const std::string& image,
+                   const std::vector<std::string>& captions) {
+  for (const auto& c : captions) {
+    if (!is_valid_utf8(c)) throw UsageError("caption is not valid UTF-8");
+  }
+  ViltRuntime rt = load_vilt(flags);
+  rt.options.on_progress = {};
+  const ImageRequest req = image_file_request(image);
+  const std::vector<std::function<ImageBytes()>> images = {req.read};
+  std::vector<std::pair<std::size_t, std::size_t>> pairs;
+  for (std::size_t c = 0; c < captions.size(); ++c)
+    pairs.emplace_back(c, 0);
+  const std::vector<double> s = vilt_score_pairs(rt, images, captions, pairs);
+  const bool itm = rt.model->config().head == ViltHead::Itm;
+  std::cout << "| Caption | " << (itm ? "P(match)" : "Score") << " |\n|---|---:|\n";
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    char line[64];
+    std::snprintf(line, sizeof line, "%.4f", s[i]);
+    std::cout << "| " << captions[i] << " | " << line << " |\n";
+  }
+  std::cout << (itm ? "\nScore: the ITM head's softmax probability of \"match\" (ViLT).\n"
+                    : "\nScore: ViLT's ranking logit (ViltForImageAndTextRetrieval), one joint "
+                      "forward pass per caption.\n");
+  return 0;
+}
+
+ScoreMatrix vilt_retrieval_matrix(const ModelFlags& flags, const Dataset& dataset,
+                                  nlohmann::json& source) {
+  ViltRuntime rt = load_vilt(flags);
+  const std::size_t n = 2 * dataset.examples.size();
+  const std::size_t total = n * n;
+  std::cerr << "winokit: ViLT retrieval scores every caption with every image: " << total
+            << " joint forward passes (" << n << " x " << n << ")\n";
+  // A one-time estimate after the first batch, then the usual progress bar.
+  auto bar = rt.options.on_progress;
+  auto start =
+      std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  auto told = std::make_shared<bool>(false);
+  rt.options.on_progress = [bar, start, told](const std::string& stage, std::size_t done,
+                                              std::size_t all) {
+    if (!*told && done > 0 && done < all) {
+      *told = true;
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - *start).count();
+      const double rate = static_cast<double>(done) / std::max(secs, 1e-9);
+      std::fprintf(stderr, "winokit: %.1f pairs/s: about %.0f s for the %zu pairs\n", rate,
+                   static_cast<double>(all) / rate, all);
+    }
+    if (bar) bar(stage, done, all);
+  };
+  ScoreMatrix m = vilt_score_matrix(rt, dataset);
+  source = rt.describe();
+  source["retrieval"] = "full scoring: every caption with every image";
+  return m;
+}
+
+std::vector<std::vector<std::string>> vilt_winogavil(const ModelFlags& flags,
+                                                     const AssociationDataset& ds,
+                                                     const std::string& images,
+                                                     const std::string& captions, bool supervised,
+                                                     const std::string& prompt_template,
+                                                     nlohmann::json& source) {
+  if (!captions.empty()) {
+    throw UsageError(
+        "--captions (text-only candidates) needs a dual encoder; ViLT scores the "
+        "cue with each candidate image: give --images DIR");
+  }
+  if (supervised) {
+    throw UsageError("--supervised trains on dual-encoder embeddings: not for ViLT");
+  }
+  ViltRuntime rt = load_vilt(flags);
+  AssociationSolveOptions so;
+  so.prompt_template = prompt_template;
+  SolveResult solved = vilt_solve_with_images(rt, ds, resolve_candidate_images(ds, images), so);
+  source = rt.describe();
+  source["prompt_template"] = prompt_template;
+  source["candidates"] = "images (joint forward pass of the prompt with each candidate)";
+  source["embeddings"] = {{"images_computed", solved.stats.images_computed},
+                          {"images_cached", 0},
+                          {"texts_computed", solved.stats.texts_computed},
+                          {"texts_cached", 0}};
+  return std::move(solved.predictions);
+}
+
+int run_vilt_heatmap(const ModelFlags& flags, const Dataset& ds,
+                     const std::vector<std::size_t>& chosen, const std::string& html_path,
+                     const std::string& out_dir) {
+  ViltRuntime rt = load_vilt(flags);
+  const ViltConfig& c = rt.model->config();
+  ImageStore store = ImageStore::open(ds.root);
+  std::ostringstream html;
+  html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Word-patch "
+          "alignment</title><style>body{font-family:system-ui,sans-serif;margin:2rem}"
+          "figure{display:inline-block;margin:.3rem;text-align:center}img{width:192px;"
+          "image-rendering:pixelated}</style></head><body>"
+       << "<h1>ViLT word-patch alignment: " << html_escape(model_name(flags.model))
+       << "</h1><p>Each map: the optimal-transport plan (IPOT, beta 0.1, 1000 iterations, as "
+          "ViLT's demo) between the caption's tokens and the image patches, on cosine "
+          "distances of the final states; shown as the demo does (standardised, clipped to "
+          "[1, 3], scaled to [0, 1]; red = aligned).</p>";
+  OutputSet out;
+  std::size_t written = 0;
+  for (std::size_t e : chosen) {
+    const Example& ex = ds.examples[e];
+    html << "<h2>Example " << html_escape(ex.id) << "</h2>";
+    for (std::size_t k = 0; k < 2; ++k) {
+      const ImageBytes bytes = store.read(ex.images[k]);
+      for (std::size_t q = 0; q < 2; ++q) {
+        const ViltAlignment a = vilt_word_patch_alignment(rt, bytes, ex.captions[q]);
+        char score[64];
+        std::snprintf(score, sizeof score, "%.4f", a.score);
+        html << "<h3>image " << k << " with caption " << q << ": " << html_escape(ex.captions[q])
+             << " (score " << score << ")</h3>";
+        for (std::size_t t = 0; t < a.tokens.size(); ++t) {
+          const std::string png = render_vilt_heatmap_png(
+              a.image, c, vilt_display_map(a.transport[t]), a.grid_h, a.grid_w);
+          if (!out_dir.empty()) {
+            out.add(std::filesystem::path(out_dir) /
+                        ("ex" + ex.id + "_i" + std::to_string(k) + "_c" + std::to_string(q) + "_t" +
+                         std::to_string(t) + ".png"),
+                    png);
+          }
+          html << "<figure><img alt=\"" << html_escape(a.tokens[t])
+               << "\" src=\"data:image/png;base64," << base64(png) << "\"><figcaption>"
+               << html_escape(a.tokens[t]) << "</figcaption></figure>";
+          ++written;
+        }
+      }
+    }
+  }
+  html << "<h2>Provenance</h2><pre>" << html_escape(rt.describe().dump(2))
+       << "</pre></body></html>\n";
+  if (!html_path.empty()) out.add(html_path, html.str());
+  out.commit();
+  std::cout << "rendered " << written << " word-patch alignment maps for " << chosen.size()
+            << " example(s)" << (html_path.empty() ? "" : " into " + html_path) << "\n";
+  return 0;
+}
+
+}  // namespace winokit::cli

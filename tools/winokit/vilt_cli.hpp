@@ -1,0 +1,36 @@
+// The ViLT branches of the model commands: a --model folder whose config.json says
+// "model_type": "vilt" is a ViLT pair scorer (eval, score, winogavil, retrieval, heatmap);
+// commands that need a dual encoder's embeddings refuse it (ModelFlags::load).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "winokit/vilt_scorer.hpp"
+#include "winokit/winogavil.hpp"
+
+namespace winokit::cli {
+
+bool is_vilt_model(const ModelFlags& flags);
+// Throws UsageError for flags that only mean something for CLIP (--preprocess, --tokenizer).
+ViltRuntime load_vilt(const ModelFlags& flags);
+// The error for commands that need embeddings.
+[[noreturn]] void refuse_vilt(const std::string& dir);
+
+int run_vilt_score(const ModelFlags& flags, const std::string& image,
+                   const std::vector<std::string>& captions);
+ScoreMatrix vilt_retrieval_matrix(const ModelFlags& flags, const Dataset& dataset,
+                                  nlohmann::json& source);
+std::vector<std::vector<std::string>> vilt_winogavil(const ModelFlags& flags,
+                                                     const AssociationDataset& ds,
+                                                     const std::string& images,
+                                                     const std::string& captions, bool supervised,
+                                                     const std::string& prompt_template,
+                                                     nlohmann::json& source);
+int run_vilt_heatmap(const ModelFlags& flags, const Dataset& dataset,
+                     const std::vector<std::size_t>& chosen, const std::string& html,
+                     const std::string& out_dir);
+
+}  // namespace winokit::cli
