@@ -142,7 +142,7 @@ class ViltScorer final : public Scorer {
   }
   std::vector<PairScores> score(const Dataset& dataset) override {
     const auto start = std::chrono::steady_clock::now();
-    ImageStore store = ImageStore::open(dataset.root);
+    ImageStore store = ImageStore::open(dataset.root, dataset.images);
     std::vector<std::string> image_names, captions;
     std::map<std::string, std::size_t> image_index, caption_index;
     for (const auto& ex : dataset.examples) {
@@ -246,7 +246,7 @@ SolveResult vilt_solve_with_images(const ViltRuntime& rt, const AssociationDatas
 }
 
 ScoreMatrix vilt_score_matrix(const ViltRuntime& rt, const Dataset& dataset) {
-  ImageStore store = ImageStore::open(dataset.root);
+  ImageStore store = ImageStore::open(dataset.root, dataset.images);
   std::vector<std::function<ImageBytes()>> images;
   std::vector<std::string> captions;
   for (const auto& ex : dataset.examples) {

@@ -154,8 +154,7 @@ void check_target(const fs::path& target) {
       }
       if (up.empty()) up = ".";
       if (::stat(up.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-        throw IoError(target.string() + ": cannot write: " + up.string() +
-                      " is not a directory");
+        throw IoError(target.string() + ": cannot write: " + up.string() + " is not a directory");
       }
       if (::access(up.c_str(), W_OK | X_OK) != 0) {
         throw IoError(target.string() + ": cannot write: directory " + up.string() + ": " +

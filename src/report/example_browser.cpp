@@ -222,7 +222,7 @@ std::vector<std::array<std::string, 2>> example_images(const Dataset& dataset, H
   if (!std::filesystem::is_directory(dataset.root / "images") &&
       !std::filesystem::is_regular_file(dataset.root / "images.zip"))
     return out;
-  ImageStore store = ImageStore::open(dataset.root);
+  ImageStore store = ImageStore::open(dataset.root, dataset.images);
   const std::filesystem::path base =
       std::filesystem::absolute(report_dir.empty() ? std::filesystem::path(".") : report_dir);
   const std::size_t count = dataset.examples.size() * 2;

@@ -85,7 +85,8 @@ std::string group_table(const std::vector<GroupStats>& groups, const std::string
     t << "<td>" << interval_text(g.metrics[kGroup].bootstrap_percentile) << "</td><td>" << p
       << "</td></tr>";
   }
-  t << "</table></div><p class=\"note\">bold: &gt; chance (paper: strictly above 25% text and image, "
+  t << "</table></div><p class=\"note\">bold: &gt; chance (paper: strictly above 25% text and "
+       "image, "
        "16.67% group); *: significant (exact one-sided binomial test against chance)</p>";
   return t.str();
 }
@@ -388,7 +389,8 @@ std::string html_compare(const CompareResult& c, const nlohmann::json& provenanc
       }
       b << "<h3>" << html_escape(title) << "</h3>";
       if (!set.rows.empty()) {
-        b << "<div class=\"scroll\"><table><tr><th>Column</th><th>Metric</th><th>N runs</th><th>Pearson r</th>"
+        b << "<div class=\"scroll\"><table><tr><th>Column</th><th>Metric</th><th>N "
+             "runs</th><th>Pearson r</th>"
              "<th>p</th><th>Spearman rho</th><th>p</th></tr>";
         for (const auto& row : set.rows) {
           b << "<tr><td>" << html_escape(row.column) << "</td><td>" << kMetricNames[row.metric]

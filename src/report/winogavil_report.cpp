@@ -229,7 +229,8 @@ std::string html_associations(const AssociationResult& r, const std::string& mod
         << kLabel + kWidth * g.chance << "\" y1=\"" << y << "\" y2=\"" << y + kBarHeight << "\"/>";
     }
     b << "</svg></div><div class=\"scroll\"><table><tr><th>Group</th><th>N</th><th>Mean "
-         "Jaccard (%)</th><th>Interval (%)</th><th>Chance (exact, %)</th><th>Solvers in the file (%)</th></tr>";
+         "Jaccard (%)</th><th>Interval (%)</th><th>Chance (exact, %)</th><th>Solvers in the file "
+         "(%)</th></tr>";
     for (const auto& g : groups) {
       b << "<tr><td>" << html_escape(g.name) << "</td><td>" << g.n << "</td><td>" << pct1(g.mean)
         << "</td><td>" << interval_text(g.interval, 1) << "</td><td>" << pct1(g.chance)
@@ -241,7 +242,8 @@ std::string html_associations(const AssociationResult& r, const std::string& mod
   for (const auto& bd : r.breakdowns)
     table(bd.title, bd.groups);
   if (!r.cross.empty()) {
-    b << "<h2>Candidates x associations (Table 10)</h2><div class=\"scroll\"><table><tr><th>Candidates</th><th>k</th>"
+    b << "<h2>Candidates x associations (Table 10)</h2><div "
+         "class=\"scroll\"><table><tr><th>Candidates</th><th>k</th>"
          "<th>N</th><th>Mean Jaccard</th><th>Chance (exact)</th></tr>";
     for (const auto& c : r.cross) {
       b << "<tr><td>" << c.candidates << "</td><td>" << c.k << "</td><td>" << c.n << "</td><td>"
@@ -249,7 +251,8 @@ std::string html_associations(const AssociationResult& r, const std::string& mod
     }
     b << "</table></div>";
   }
-  b << "<h2>Published reference values</h2><div class=\"scroll\"><table><tr><th>What</th><th>Value</th><th>Source</th>"
+  b << "<h2>Published reference values</h2><div "
+       "class=\"scroll\"><table><tr><th>What</th><th>Value</th><th>Source</th>"
        "</tr>";
   for (const auto& p : winogavil_published_references()) {
     b << "<tr><td>" << html_escape(p.what) << "</td><td>" << html_escape(p.value) << "</td><td>"

@@ -51,6 +51,7 @@ int run(const EvalFlags& f) {
     scorer = make_baseline_scorer(f.scorer, req.options.seed);
   }
   Dataset dataset = load_dataset(f.data);
+  dataset.images = f.images;
   if (!f.perplexity.empty() && !f.lm.model.empty()) {
     throw UsageError("give --perplexity FILE or --lm DIR, not both");
   }

@@ -131,7 +131,7 @@ int run_vilt_heatmap(const ModelFlags& flags, const Dataset& ds,
                      const std::string& out_dir) {
   ViltRuntime rt = load_vilt(flags);
   const ViltConfig& c = rt.model->config();
-  ImageStore store = ImageStore::open(ds.root);
+  ImageStore store = ImageStore::open(ds.root, ds.images);
   std::ostringstream html;
   html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Word-patch "
           "alignment</title><style>body{font-family:system-ui,sans-serif;margin:2rem}"
