@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+CLI_DIR=$(cd "$(dirname "$0")" && pwd)
 # Issue 14 (inputs): every bad-input item as a CLI test. Each bad input gets a clear message
 # naming the file (and line), exit 2 (content) or 3 (files), and nothing is written.
 # Usage: input_hardening.sh PATH/TO/winokit [SHARED_DIR]
@@ -9,27 +10,7 @@ HFM="$SHARED/golden/clip/models/tiny-quickgelu-hf"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK" || exit 1
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); echo "ok   - $1"; }
-not_ok() { failed=$((failed + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/       /'; }
-
-# expect NAME RC PATTERN -- COMMAND...: exit code RC and PATTERN (grep -E) in stdout+stderr.
-expect() {
-  local name=$1 want_rc=$2 pattern=$3
-  shift 4
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$want_rc" ]; then
-    not_ok "$name (exit $rc, wanted $want_rc)" "$(echo "$out" | tail -5)"
-  elif [ -n "$pattern" ] && ! echo "$out" | grep -qE -- "$pattern"; then
-    not_ok "$name (output lacks /$pattern/)" "$(echo "$out" | tail -8)"
-  else
-    ok "$name"
-  fi
-}
+source "$CLI_DIR/lib.sh"
 
 # Peak resident memory of a command in MB (GNU time), or empty when time is absent.
 peak_mb() {

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+CLI_DIR=$(cd "$(dirname "$0")" && pwd)
 # End-to-end tests of the model paths of the winokit CLI: ResNet CLIPs (OpenCLIP folder and
 # OpenAI TorchScript .pt), a hostile archive, and bad model configs / non-finite outputs.
 # Usage: model_cli_tests.sh PATH/TO/winokit SOURCE_DIR
@@ -10,27 +11,7 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK" || exit 1
 export WINOKIT_CACHE_DIR="$WORK/cache"
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); echo "ok   - $1"; }
-not_ok() { failed=$((failed + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/       /'; }
-
-# expect NAME RC PATTERN -- COMMAND...: exit code RC and PATTERN (grep -E) in stdout+stderr.
-expect() {
-  local name=$1 want_rc=$2 pattern=$3
-  shift 4
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$want_rc" ]; then
-    not_ok "$name (exit $rc, wanted $want_rc)" "$(echo "$out" | tail -5)"
-  elif [ -n "$pattern" ] && ! echo "$out" | grep -qE -- "$pattern"; then
-    not_ok "$name (output lacks /$pattern/)" "$(echo "$out" | tail -8)"
-  else
-    ok "$name"
-  fi
-}
+source "$CLI_DIR/lib.sh"
 
 "$WINOKIT" synth --out syn --count 6 --seed 4 --image-size 64 >/dev/null 2>&1 || not_ok "synth"
 

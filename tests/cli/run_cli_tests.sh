@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+CLI_DIR=$(cd "$(dirname "$0")" && pwd)
 # End-to-end tests of the winokit CLI on synthetic datasets and score files it makes itself.
 # Usage: run_cli_tests.sh PATH/TO/winokit
 set -u
@@ -8,27 +9,7 @@ FIXTURES=$(realpath "$(dirname "$0")/../fixtures")
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK" || exit 1
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); echo "ok   - $1"; }
-not_ok() { failed=$((failed + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/       /'; }
-
-# expect NAME RC PATTERN -- COMMAND...: exit code RC and PATTERN (grep -E) in stdout+stderr.
-expect() {
-  local name=$1 want_rc=$2 pattern=$3
-  shift 4
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$want_rc" ]; then
-    not_ok "$name (exit $rc, wanted $want_rc)" "$(echo "$out" | tail -5)"
-  elif [ -n "$pattern" ] && ! echo "$out" | grep -qE -- "$pattern"; then
-    not_ok "$name (output lacks /$pattern/)" "$(echo "$out" | tail -8)"
-  else
-    ok "$name"
-  fi
-}
+source "$CLI_DIR/lib.sh"
 
 # --- synthetic data ---
 expect "synth writes a dataset" 0 "wrote 35 examples" -- "$WINOKIT" synth --out syn --count 35 --seed 3 --image-size 64
