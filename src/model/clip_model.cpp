@@ -16,6 +16,7 @@
 namespace winokit {
 
 namespace fs = std::filesystem;
+using detail::layer_norm;
 using detail::Linear;
 using detail::PostOp;
 using detail::softmax_inplace;
@@ -204,27 +205,6 @@ Linear load_projection(TensorSource& src, const TowerNames& names, int width, in
 }
 
 // ---- row operations ----
-void layer_norm(const float* x, int rows, int width, const std::vector<float>& g,
-                const std::vector<float>& b, double eps, float* y) {
-#pragma omp parallel for schedule(static)
-  for (int r = 0; r < rows; ++r) {
-    const float* in = x + static_cast<std::size_t>(r) * width;
-    float* out = y + static_cast<std::size_t>(r) * width;
-    double mean = 0;
-    for (int i = 0; i < width; ++i)
-      mean += in[i];
-    mean /= width;
-    double var = 0;
-    for (int i = 0; i < width; ++i)
-      var += (in[i] - mean) * (in[i] - mean);
-    var /= width;
-    const double inv = 1.0 / std::sqrt(var + eps);
-    for (int i = 0; i < width; ++i) {
-      out[i] = static_cast<float>((in[i] - mean) * inv * g[static_cast<std::size_t>(i)] +
-                                  b[static_cast<std::size_t>(i)]);
-    }
-  }
-}
 
 // Multi-head attention over `seqs` sequences of `len` tokens; qkv: [seqs * len, 3 * width],
 // out: [seqs * len, width]. Causal: token i sees tokens 0..i. Each (sequence, head) is computed

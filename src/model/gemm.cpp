@@ -239,4 +239,26 @@ void BatchedAttention::run(const float* qkv, int seqs, int len, int width, int h
   stream.wait();
 }
 
+void layer_norm(const float* x, std::size_t rows, int width, const std::vector<float>& g,
+                const std::vector<float>& b, double eps, float* y) {
+#pragma omp parallel for schedule(static)
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* in = x + r * width;
+    float* out = y + r * width;
+    double mean = 0;
+    for (int i = 0; i < width; ++i)
+      mean += in[i];
+    mean /= width;
+    double var = 0;
+    for (int i = 0; i < width; ++i)
+      var += (in[i] - mean) * (in[i] - mean);
+    var /= width;
+    const double inv = 1.0 / std::sqrt(var + eps);
+    for (int i = 0; i < width; ++i) {
+      out[i] = static_cast<float>((in[i] - mean) * inv * g[static_cast<std::size_t>(i)] +
+                                  b[static_cast<std::size_t>(i)]);
+    }
+  }
+}
+
 }  // namespace winokit::detail

@@ -55,6 +55,12 @@ class Linear {
 void reference_linear(const float* x, int m, const std::vector<float>& weight,
                       const std::vector<float>& bias, int n, int k, float* y);
 
+// LayerNorm over each of `rows` rows of `width` floats, statistics in double (mean, then the
+// biased variance), as torch.nn.LayerNorm: y = (x - mean) / sqrt(var + eps) * g + b. Rows are
+// independent, so results do not depend on the row count or the thread count.
+void layer_norm(const float* x, std::size_t rows, int width, const std::vector<float>& g,
+                const std::vector<float>& b, double eps, float* y);
+
 }  // namespace winokit::detail
 
 namespace winokit::detail {

@@ -17,6 +17,7 @@
 namespace winokit {
 
 namespace fs = std::filesystem;
+using detail::layer_norm;
 using detail::Linear;
 using detail::PostOp;
 using nlohmann::json;
@@ -120,28 +121,6 @@ struct Block {
   std::vector<float> ln1_g, ln1_b, ln2_g, ln2_b;
   Linear qkv, out, fc, proj;
 };
-
-void layer_norm(const float* x, int rows, int width, const std::vector<float>& g,
-                const std::vector<float>& b, double eps, float* y) {
-#pragma omp parallel for schedule(static)
-  for (int r = 0; r < rows; ++r) {
-    const float* in = x + static_cast<std::size_t>(r) * width;
-    float* out = y + static_cast<std::size_t>(r) * width;
-    double mean = 0;
-    for (int i = 0; i < width; ++i)
-      mean += in[i];
-    mean /= width;
-    double var = 0;
-    for (int i = 0; i < width; ++i)
-      var += (in[i] - mean) * (in[i] - mean);
-    var /= width;
-    const double inv = 1.0 / std::sqrt(var + eps);
-    for (int i = 0; i < width; ++i) {
-      out[i] = static_cast<float>((in[i] - mean) * inv * g[static_cast<std::size_t>(i)] +
-                                  b[static_cast<std::size_t>(i)]);
-    }
-  }
-}
 
 // Causal attention over packed sequences: sequence s holds rows [start[s], start[s] + len[s]).
 // Each (sequence, head) is computed by one thread in a fixed order.

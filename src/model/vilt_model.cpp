@@ -16,6 +16,7 @@
 namespace winokit {
 
 namespace fs = std::filesystem;
+using detail::layer_norm;
 using detail::Linear;
 using detail::PostOp;
 using detail::softmax_inplace;
@@ -286,28 +287,6 @@ struct Layer {
   std::vector<float> ln1_g, ln1_b, ln2_g, ln2_b;
   Linear qkv, out, fc1, fc2;
 };
-
-void layer_norm(const float* x, std::size_t rows, int width, const std::vector<float>& g,
-                const std::vector<float>& b, double eps, float* y) {
-#pragma omp parallel for schedule(static)
-  for (std::size_t r = 0; r < rows; ++r) {
-    const float* in = x + r * width;
-    float* out = y + r * width;
-    double mean = 0;
-    for (int i = 0; i < width; ++i)
-      mean += in[i];
-    mean /= width;
-    double var = 0;
-    for (int i = 0; i < width; ++i)
-      var += (in[i] - mean) * (in[i] - mean);
-    var /= width;
-    const double inv = 1.0 / std::sqrt(var + eps);
-    for (int i = 0; i < width; ++i) {
-      out[i] = static_cast<float>((in[i] - mean) * inv * g[static_cast<std::size_t>(i)] +
-                                  b[static_cast<std::size_t>(i)]);
-    }
-  }
-}
 
 // Full (non-causal) attention over sequences of their own lengths laid out one after another:
 // qkv [rows, 3W], out [rows, W]. Each (sequence, head) is one task in a fixed order, so results
