@@ -21,12 +21,14 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "winokit/clip_scorer.hpp"
-#include "winokit/files.hpp"
-#include "winokit/image.hpp"
-#include "winokit/rng.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/data/winoground.hpp"
+#include "winokit/eval/clip_scorer.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/image_decode.hpp"
+#include "winokit/model/compute.hpp"
+#include "winokit/model/preprocess.hpp"
 #include "winokit/version.hpp"
-#include "winokit/winoground.hpp"
 
 namespace fs = std::filesystem;
 

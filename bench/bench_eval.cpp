@@ -15,10 +15,10 @@
 #include <thread>
 #include <vector>
 
-#include "winokit/evaluation.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/eval/evaluation.hpp"
+#include "winokit/eval/scores.hpp"
 #include "winokit/report.hpp"
-#include "winokit/rng.hpp"
-#include "winokit/scores.hpp"
 #include "winokit/version.hpp"
 
 namespace {

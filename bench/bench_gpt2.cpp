@@ -14,10 +14,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "winokit/clip.hpp"
-#include "winokit/gpt2.hpp"
-#include "winokit/rng.hpp"
-#include "winokit/tokenizer.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/model/clip_model.hpp"
+#include "winokit/model/compute.hpp"
+#include "winokit/model/gpt2_model.hpp"
+#include "winokit/model/tokenizer.hpp"
 #include "winokit/version.hpp"
 
 int main(int argc, char** argv) {

@@ -12,9 +12,10 @@
 #include <string>
 #include <thread>
 
-#include "winokit/clip.hpp"
-#include "winokit/probe.hpp"
-#include "winokit/rng.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/eval/probe.hpp"
+#include "winokit/model/clip_model.hpp"
+#include "winokit/model/compute.hpp"
 
 namespace {
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
-#include "winokit/retrieval.hpp"
-#include "winokit/rng.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/eval/retrieval.hpp"
 int main() {
   winokit::Rng rng(1);
   int n = 800, d = 512;

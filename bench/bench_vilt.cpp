@@ -13,10 +13,11 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "winokit/clip.hpp"
-#include "winokit/files.hpp"
-#include "winokit/safetensors.hpp"
-#include "winokit/vilt.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/safetensors.hpp"
+#include "winokit/model/clip_model.hpp"
+#include "winokit/model/compute.hpp"
+#include "winokit/model/vilt_model.hpp"
 
 using namespace winokit;
 

@@ -13,10 +13,11 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "winokit/association_solver.hpp"
-#include "winokit/files.hpp"
-#include "winokit/rng.hpp"
-#include "winokit/synth.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/data/synth.hpp"
+#include "winokit/eval/association_solver.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/model/compute.hpp"
 #include "winokit/version.hpp"
 
 namespace fs = std::filesystem;

@@ -16,8 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "winokit/compare.hpp"
-#include "winokit/evaluation.hpp"
+#include "winokit/eval/compare.hpp"
+#include "winokit/eval/evaluation.hpp"
 
 namespace winokit {
 
@@ -26,7 +26,7 @@ struct ReportContext {
   nlohmann::json provenance;  // tool, version, dataset, scorer, tag sets, covariates, options
 };
 
-ReportContext make_context(const Dataset& dataset, const std::string& model,
+ReportContext make_context(const WinogroundDataset& dataset, const std::string& model,
                            const nlohmann::json& scorer, const EvalInputs& inputs,
                            const EvalOptions& options);
 
@@ -39,7 +39,7 @@ std::string html_escape(const std::string& text);
 std::string base64(const std::string& bytes);
 nlohmann::json options_json(const EvalOptions& options);
 // {"examples": path, "sha256": ..., "n": ...}: how every result file names its dataset.
-nlohmann::json dataset_json(const Dataset& dataset);
+nlohmann::json dataset_json(const WinogroundDataset& dataset);
 
 std::string markdown_report(const EvalResult& result, const ReportContext& ctx);
 nlohmann::json json_report(const EvalResult& result, const ReportContext& ctx);
@@ -49,8 +49,9 @@ struct ExampleBrowser;
 // With a per-example section (the example browser) when `examples` is given.
 std::string html_report(const EvalResult& result, const ReportContext& ctx,
                         const ExampleBrowser* examples);
-std::string per_example_jsonl(const Dataset& dataset, const std::vector<PairScores>& scores,
-                              const EvalResult& result, const std::vector<TagSet>& tag_sets);
+std::string per_example_jsonl(const WinogroundDataset& dataset,
+                              const std::vector<WinogroundScores>& scores, const EvalResult& result,
+                              const std::vector<TagSet>& tag_sets);
 
 std::string markdown_compare(const CompareResult& result);
 nlohmann::json json_compare(const CompareResult& result, const nlohmann::json& provenance);
@@ -72,9 +73,9 @@ enum class HtmlImages { Embed, Link, None };
 HtmlImages parse_html_images(const std::string& text);
 
 struct ExampleBrowser {
-  const Dataset* dataset = nullptr;
-  std::vector<std::string> models;              // one for eval, several for compare
-  std::vector<std::vector<PairScores>> scores;  // per model, aligned with dataset.examples
+  const WinogroundDataset* dataset = nullptr;
+  std::vector<std::string> models;                    // one for eval, several for compare
+  std::vector<std::vector<WinogroundScores>> scores;  // per model, aligned with dataset.examples
   std::vector<TagSet> tag_sets;
   std::vector<std::array<std::string, 2>> images;  // per example: img src, or empty
 };
@@ -83,7 +84,8 @@ struct ExampleBrowser {
 // longer side (PIL bicubic after a box pre-reduction), JPEG quality 70, as data: URIs. Link:
 // paths relative to `report_dir` (images inside a zip cannot be linked: InputError). Throws
 // IoError / InputError for a missing or broken image.
-std::vector<std::array<std::string, 2>> example_images(const Dataset& dataset, HtmlImages mode,
+std::vector<std::array<std::string, 2>> example_images(const WinogroundDataset& dataset,
+                                                       HtmlImages mode,
                                                        const std::filesystem::path& report_dir,
                                                        int max_side = 160);
 // The per-example section: filters (tag, outcome, model disagreement), sort by margin.

@@ -1,4 +1,4 @@
-#include "winokit/error.hpp"
+#include "winokit/core/error.hpp"
 
 namespace winokit {
 

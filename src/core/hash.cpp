@@ -1,12 +1,11 @@
-#include "winokit/hash.hpp"
+#include "winokit/core/hash.hpp"
 
 #include <openssl/evp.h>
 
 #include <array>
 #include <memory>
 
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
+#include "winokit/core/error.hpp"
 
 namespace winokit {
 
@@ -24,10 +23,6 @@ std::string sha256_hex(std::string_view bytes) {
     out.push_back(kHex[digest[i] & 0xF]);
   }
   return out;
-}
-
-std::string sha256_file(const std::filesystem::path& path) {
-  return sha256_hex(read_file(path));
 }
 
 std::uint64_t fnv1a64(std::string_view text) {

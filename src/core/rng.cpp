@@ -1,6 +1,6 @@
-#include "winokit/rng.hpp"
+#include "winokit/core/rng.hpp"
 
-#include "winokit/hash.hpp"
+#include "winokit/core/hash.hpp"
 
 namespace winokit {
 

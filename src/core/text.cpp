@@ -1,4 +1,4 @@
-#include "winokit/text.hpp"
+#include "winokit/core/text.hpp"
 
 #include <cerrno>
 #include <cmath>

@@ -1,18 +1,18 @@
-#include "winokit/covariates.hpp"
+#include "winokit/data/covariates.hpp"
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/hash.hpp"
-#include "winokit/table.hpp"
-#include "winokit/text.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/hash.hpp"
+#include "winokit/core/text.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/table.hpp"
 
 namespace winokit {
 
-Covariate caption_length_covariate(const Dataset& dataset) {
+Covariate caption_length_covariate(const WinogroundDataset& dataset) {
   Covariate c;
   c.name = "caption length (words)";
   c.source = "built-in";
@@ -25,7 +25,7 @@ Covariate caption_length_covariate(const Dataset& dataset) {
   return c;
 }
 
-std::vector<Covariate> load_covariates(const std::string& file, const Dataset& dataset) {
+std::vector<Covariate> load_covariates(const std::string& file, const WinogroundDataset& dataset) {
   const std::string raw = read_file(file);
   // Leading '#' lines are comments (e.g. the definition `winokit perplexity` writes).
   std::size_t skipped = 0, body = 0;
@@ -149,7 +149,8 @@ std::string ids_text(const std::vector<int>& ids) {
 
 }  // namespace
 
-std::vector<CaptionPerplexity> caption_perplexities(const Dataset& dataset, const Gpt2Model& model,
+std::vector<CaptionPerplexity> caption_perplexities(const WinogroundDataset& dataset,
+                                                    const Gpt2Model& model,
                                                     const Gpt2Tokenizer& tokenizer,
                                                     const PerplexityOptions& options,
                                                     EmbeddingCache* cache, std::size_t* cached) {
@@ -165,7 +166,7 @@ std::vector<CaptionPerplexity> caption_perplexities(const Dataset& dataset, cons
   std::vector<std::vector<double>> log_probs;
   if (cached != nullptr) *cached = 0;
   for (std::size_t i = 0; i < dataset.examples.size(); ++i) {
-    const Example& ex = dataset.examples[i];
+    const WinogroundExample& ex = dataset.examples[i];
     for (int c = 0; c < 2; ++c) {
       std::vector<int> ids = tokenizer.encode(ex.captions[static_cast<std::size_t>(c)]);
       CaptionPerplexity p;
@@ -219,8 +220,8 @@ std::vector<CaptionPerplexity> caption_perplexities(const Dataset& dataset, cons
   return out;
 }
 
-std::string perplexity_csv(const Dataset& dataset, const std::vector<CaptionPerplexity>& values,
-                           bool bos) {
+std::string perplexity_csv(const WinogroundDataset& dataset,
+                           const std::vector<CaptionPerplexity>& values, bool bos) {
   std::string csv = "# " + perplexity_definition(bos) + "\nid,caption,tokens,perplexity\n";
   for (const auto& v : values) {
     char num[40];
@@ -231,8 +232,8 @@ std::string perplexity_csv(const Dataset& dataset, const std::vector<CaptionPerp
   return csv;
 }
 
-Covariate perplexity_covariate(const Dataset& dataset, const std::vector<CaptionPerplexity>& values,
-                               std::string source) {
+Covariate perplexity_covariate(const WinogroundDataset& dataset,
+                               const std::vector<CaptionPerplexity>& values, std::string source) {
   Covariate cov;
   cov.name = "perplexity";
   cov.source = std::move(source);

@@ -1,14 +1,14 @@
-#include "winokit/swow.hpp"
+#include "winokit/data/swow.hpp"
 
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
 
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/rng.hpp"
-#include "winokit/table.hpp"
-#include "winokit/text.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/core/text.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/table.hpp"
 
 namespace winokit {
 

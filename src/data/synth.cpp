@@ -1,4 +1,4 @@
-#include "winokit/synth.hpp"
+#include "winokit/data/synth.hpp"
 
 #include <zip.h>
 
@@ -7,11 +7,11 @@
 #include <map>
 #include <set>
 
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/png_writer.hpp"
-#include "winokit/rng.hpp"
-#include "winokit/text.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/core/text.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/png_writer.hpp"
 
 namespace winokit {
 
@@ -258,7 +258,6 @@ bool covers(const SceneObject& o, double px, double py) {
   double half = o.r * (py - top) / (bottom - top);
   return std::abs(dx) <= half;
 }
-}  // namespace
 
 std::vector<std::uint8_t> render_scene_rgb(const Scene& scene) {
   std::vector<std::uint8_t> rgb(static_cast<std::size_t>(scene.width) * scene.height * 3);
@@ -276,6 +275,7 @@ std::vector<std::uint8_t> render_scene_rgb(const Scene& scene) {
   }
   return rgb;
 }
+}  // namespace
 
 // ---- generation ----
 namespace {
@@ -466,7 +466,7 @@ SynthDataset generate_synthetic(const SynthOptions& options) {
     auto bg0 = gen.background();
     auto bg1 = series ? bg0 : gen.background();
     Pair p = gen.make(kind, bg0, bg1);
-    Example ex;
+    WinogroundExample ex;
     ex.id = std::to_string(i);
     ex.line = i + 1;
     ex.captions = p.captions;

@@ -1,9 +1,9 @@
-#include "winokit/tag_set.hpp"
+#include "winokit/data/tag_set.hpp"
 
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/hash.hpp"
-#include "winokit/text.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/hash.hpp"
+#include "winokit/core/text.hpp"
+#include "winokit/io/files.hpp"
 
 namespace winokit {
 
@@ -31,7 +31,7 @@ std::pair<std::string, std::string> split_spec(const std::string& spec) {
 
 }  // namespace
 
-TagSet load_tag_set(const std::string& spec, const Dataset& dataset) {
+TagSet load_tag_set(const std::string& spec, const WinogroundDataset& dataset) {
   auto [name, file] = split_spec(spec);
   TagSet set;
   set.file = file;

@@ -1,15 +1,15 @@
-#include "winokit/variants.hpp"
+#include "winokit/data/variants.hpp"
 
 #include <algorithm>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/rng.hpp"
-#include "winokit/table.hpp"
-#include "winokit/text.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/core/text.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/table.hpp"
 
 namespace winokit {
 
@@ -34,7 +34,7 @@ namespace {
 
 // One line of the official examples_augmented.jsonl: an example whose caption_0 and caption_1
 // are lists of {"type", "name", "variant"}, the original first.
-void read_official_variants(const json& j, const Dataset& ds, const std::string& file,
+void read_official_variants(const json& j, const WinogroundDataset& ds, const std::string& file,
                             std::size_t line, std::vector<CaptionVariant>& out) {
   auto id = j.contains("id") ? id_text(j["id"]) : std::nullopt;
   if (!id) throw InputError({file, line, "id"}, "missing or not an id");
@@ -70,7 +70,7 @@ void read_official_variants(const json& j, const Dataset& ds, const std::string&
 
 }  // namespace
 
-std::vector<CaptionVariant> load_variants(const std::string& file, const Dataset& ds) {
+std::vector<CaptionVariant> load_variants(const std::string& file, const WinogroundDataset& ds) {
   std::string text = read_file(file);
   std::vector<CaptionVariant> out;
   auto lines = split_lines(text);
@@ -115,7 +115,8 @@ std::vector<CaptionVariant> load_variants(const std::string& file, const Dataset
   return out;
 }
 
-std::string variants_jsonl(const Dataset& ds, const std::vector<CaptionVariant>& variants) {
+std::string variants_jsonl(const WinogroundDataset& ds,
+                           const std::vector<CaptionVariant>& variants) {
   std::string out;
   for (const auto& v : variants) {
     const auto& ex = ds.examples[v.example];
@@ -340,7 +341,7 @@ std::string substitute(const std::string& caption, const std::string& word,
 
 }  // namespace
 
-std::vector<CaptionVariant> generate_variants(const Dataset& ds, VariantMethod method,
+std::vector<CaptionVariant> generate_variants(const WinogroundDataset& ds, VariantMethod method,
                                               const WordNet* wn, const VariantOptions& o) {
   if (method != VariantMethod::Substitution && wn == nullptr)
     throw UsageError("WordNet methods need the WordNet database");

@@ -1,13 +1,13 @@
-#include "winokit/winogavil.hpp"
+#include "winokit/data/winogavil.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <set>
 
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/hash.hpp"
-#include "winokit/text.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/hash.hpp"
+#include "winokit/core/text.hpp"
+#include "winokit/io/files.hpp"
 
 namespace winokit {
 

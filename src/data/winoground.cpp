@@ -1,12 +1,12 @@
-#include "winokit/winoground.hpp"
+#include "winokit/data/winoground.hpp"
 
 #include <algorithm>
 
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/hash.hpp"
-#include "winokit/image_store.hpp"
-#include "winokit/text.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/hash.hpp"
+#include "winokit/core/text.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/image_store.hpp"
 
 namespace winokit {
 
@@ -24,7 +24,7 @@ std::optional<std::string> id_text(const json& value) {
   return std::nullopt;
 }
 
-std::vector<std::size_t> Dataset::id_order() const {
+std::vector<std::size_t> WinogroundDataset::id_order() const {
   std::vector<std::size_t> order(examples.size());
   for (std::size_t i = 0; i < order.size(); ++i)
     order[i] = i;
@@ -39,7 +39,7 @@ std::vector<std::size_t> Dataset::id_order() const {
   return order;
 }
 
-std::optional<std::size_t> Dataset::find(const std::string& id) const {
+std::optional<std::size_t> WinogroundDataset::find(const std::string& id) const {
   auto it = index_by_id.find(id);
   if (it == index_by_id.end()) return std::nullopt;
   return it->second;
@@ -95,8 +95,8 @@ fs::file_status status_of(const fs::path& p) {
 
 }  // namespace
 
-Dataset parse_examples(const std::string& text, const std::string& file) {
-  Dataset ds;
+WinogroundDataset parse_examples(const std::string& text, const std::string& file) {
+  WinogroundDataset ds;
   auto lines = split_lines(strip_bom(text));
   for (std::size_t n = 0; n < lines.size(); ++n) {
     std::string_view line = trim(lines[n]);
@@ -110,7 +110,7 @@ Dataset parse_examples(const std::string& text, const std::string& file) {
       throw InputError(where, json_problem(e));
     }
     if (!obj.is_object()) throw InputError(where, "expected a JSON object");
-    Example ex;
+    WinogroundExample ex;
     ex.line = n + 1;
     auto id_it = obj.find("id");
     if (id_it == obj.end()) throw InputError({file, n + 1, "id"}, "missing");
@@ -175,7 +175,7 @@ Dataset parse_examples(const std::string& text, const std::string& file) {
   return ds;
 }
 
-Dataset load_dataset(const fs::path& path) {
+WinogroundDataset load_dataset(const fs::path& path) {
   fs::path examples;
   if (fs::is_regular_file(status_of(path))) {
     examples = path;
@@ -191,7 +191,7 @@ Dataset load_dataset(const fs::path& path) {
                   "pass the folder that holds examples.jsonl, or a clone with data/");
   }
   std::string text = read_text_file(examples);
-  Dataset ds = parse_examples(text, examples.string());
+  WinogroundDataset ds = parse_examples(text, examples.string());
   ds.examples_path = examples;
   ds.root = examples.parent_path().empty() ? fs::path(".") : examples.parent_path();
   ds.examples_sha256 = sha256_hex(text);

@@ -2,9 +2,10 @@
 #include <map>
 #include <set>
 
-#include "winokit/error.hpp"
-#include "winokit/rng.hpp"
-#include "winokit/winogavil.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/data/winogavil.hpp"
+#include "winokit/eval/association.hpp"
 
 namespace winokit {
 

@@ -1,13 +1,13 @@
-#include "winokit/association_solver.hpp"
+#include "winokit/eval/association_solver.hpp"
 
 #include <algorithm>
 #include <numeric>
 
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/image_store.hpp"
-#include "winokit/table.hpp"
-#include "winokit/text.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/text.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/image_store.hpp"
+#include "winokit/io/table.hpp"
 
 namespace winokit {
 

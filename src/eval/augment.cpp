@@ -1,13 +1,14 @@
 // The augmentation-aware score of "Why is Winoground Hard?" over caption variants.
 #include <string>
 
-#include "winokit/evaluation.hpp"
-#include "winokit/variants.hpp"
+#include "winokit/data/variants.hpp"
+#include "winokit/eval/augment.hpp"
+#include "winokit/eval/evaluation.hpp"
 
 namespace winokit {
 
-std::vector<AugmentSetting> augmented_scores(const Dataset& ds,
-                                             const std::vector<PairScores>& original,
+std::vector<AugmentSetting> augmented_scores(const WinogroundDataset& ds,
+                                             const std::vector<WinogroundScores>& original,
                                              const std::vector<CaptionVariant>& variants,
                                              const std::vector<std::array<double, 2>>& vs,
                                              const std::vector<double>& lambdas,
@@ -29,7 +30,7 @@ std::vector<AugmentSetting> augmented_scores(const Dataset& ds,
       s.lambda = lambda;
       std::array<std::size_t, 3> correct{};
       for (std::size_t e = 0; e < ds.examples.size(); ++e) {
-        PairScores aug = original[e];
+        WinogroundScores aug = original[e];
         for (int c = 0; c < 2; ++c) {
           for (int k = 0; k < 2; ++k) {
             const auto& v = per[e][static_cast<std::size_t>(c)][static_cast<std::size_t>(k)];

@@ -1,13 +1,13 @@
-#include "winokit/clip_scorer.hpp"
+#include "winokit/eval/clip_scorer.hpp"
 
 #include <cmath>
 #include <map>
 
-#include "winokit/error.hpp"
+#include "winokit/core/error.hpp"
 
 namespace winokit {
 
-DatasetItems dataset_items(const Dataset& dataset, const ImageStore& store) {
+DatasetItems dataset_items(const WinogroundDataset& dataset, const ImageStore& store) {
   DatasetItems items;
   for (const auto& ex : dataset.examples) {
     for (std::size_t k = 0; k < 2; ++k) {
@@ -33,7 +33,7 @@ class ClipScorer final : public Scorer {
         {"image_seconds", stats_.image_seconds},      {"caption_seconds", stats_.text_seconds}};
     return d;
   }
-  std::vector<PairScores> score(const Dataset& dataset) override {
+  std::vector<WinogroundScores> score(const WinogroundDataset& dataset) override {
     ImageStore store = ImageStore::open(dataset.root, dataset.images);
     std::vector<std::string> image_names, captions;
     std::map<std::string, std::size_t> image_index, caption_index;
@@ -54,7 +54,7 @@ class ClipScorer final : public Scorer {
     const auto images = embed_images(rt_, requests, &stats_);
     const int dim = rt_.model->config().embed_dim;
     const double scale = rt_.model->logit_scale_exp();
-    std::vector<PairScores> out(dataset.examples.size());
+    std::vector<WinogroundScores> out(dataset.examples.size());
     for (std::size_t e = 0; e < dataset.examples.size(); ++e) {
       const auto& ex = dataset.examples[e];
       for (int c = 0; c < 2; ++c) {

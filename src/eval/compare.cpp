@@ -1,19 +1,19 @@
-#include "winokit/compare.hpp"
+#include "winokit/eval/compare.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <set>
 
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/hash.hpp"
-#include "winokit/rng.hpp"
-#include "winokit/table.hpp"
-#include "winokit/text.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/hash.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/core/text.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/table.hpp"
 
 namespace winokit {
 
-CompareResult compare_runs(const Dataset& dataset, const std::vector<Run>& runs,
+CompareResult compare_runs(const WinogroundDataset& dataset, const std::vector<Run>& runs,
                            const EvalOptions& options) {
   if (runs.size() < 2) throw UsageError("compare needs at least two runs");
   std::set<std::string> names;

@@ -1,15 +1,15 @@
-#include "winokit/evaluation.hpp"
+#include "winokit/eval/evaluation.hpp"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include "winokit/error.hpp"
-#include "winokit/rng.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/rng.hpp"
 
 namespace winokit {
 
-Outcome judge(const PairScores& s) {
+Outcome judge(const WinogroundScores& s) {
   Outcome o;
   const double c0i0 = s.at(0, 0), c0i1 = s.at(0, 1), c1i0 = s.at(1, 0), c1i1 = s.at(1, 1);
   o.text = c0i0 > c1i0 && c1i1 > c0i1;
@@ -121,7 +121,7 @@ Breakdown make_breakdown(std::string key, std::string title, std::string note,
 
 }  // namespace
 
-EvalResult evaluate(const Dataset& dataset, const std::vector<PairScores>& scores,
+EvalResult evaluate(const WinogroundDataset& dataset, const std::vector<WinogroundScores>& scores,
                     const EvalInputs& inputs, const EvalOptions& options) {
   if (scores.size() != dataset.examples.size()) {
     throw UsageError("evaluate: " + std::to_string(scores.size()) + " scored examples for a " +
@@ -141,7 +141,7 @@ EvalResult evaluate(const Dataset& dataset, const std::vector<PairScores>& score
 
   std::map<std::string, std::vector<std::size_t>> collapsed, preds, secondary, fine;
   for (std::size_t i : order) {
-    const Example& ex = dataset.examples[i];
+    const WinogroundExample& ex = dataset.examples[i];
     if (!ex.collapsed_tag.empty()) collapsed[ex.collapsed_tag].push_back(i);
     if (ex.num_main_preds) {
       int n = *ex.num_main_preds;

@@ -1,10 +1,11 @@
-#include "winokit/heatmap.hpp"
+#include "winokit/eval/heatmap.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "winokit/image.hpp"
-#include "winokit/png_writer.hpp"
+#include "winokit/io/image_decode.hpp"
+#include "winokit/io/png_writer.hpp"
+#include "winokit/model/preprocess.hpp"
 
 namespace winokit {
 

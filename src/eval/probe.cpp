@@ -1,4 +1,4 @@
-#include "winokit/probe.hpp"
+#include "winokit/eval/probe.hpp"
 
 #include <linear.h>
 
@@ -14,9 +14,10 @@
 #include <numeric>
 #include <thread>
 
-#include "winokit/clip.hpp"
-#include "winokit/error.hpp"
-#include "winokit/rng.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/model/clip_model.hpp"
+#include "winokit/model/compute.hpp"
 
 namespace winokit {
 
@@ -46,7 +47,7 @@ void gemm(char ta, char tb, int m, int n, int k, const float* a, int lda, const 
 
 }  // namespace
 
-std::vector<bool> paper_split(const Dataset& dataset) {
+std::vector<bool> paper_split(const WinogroundDataset& dataset) {
   // The 100 test ids of split_train_test.py in github.com/ajd12342/why-winoground-hard (the
   // other 300 of ids 0-399 are its train_idxs).
   static constexpr int kTestIds[] = {
@@ -74,7 +75,8 @@ std::vector<bool> paper_split(const Dataset& dataset) {
   return train;
 }
 
-std::vector<bool> stratified_split(const Dataset& dataset, double train_share, std::uint64_t seed) {
+std::vector<bool> stratified_split(const WinogroundDataset& dataset, double train_share,
+                                   std::uint64_t seed) {
   if (!(train_share > 0 && train_share < 1)) {
     throw UsageError("the train share must be between 0 and 1 (exclusive)");
   }
@@ -366,7 +368,7 @@ double probe_accuracy(const std::vector<float>& logits, const ProbeData& data,
   return static_cast<double>(right) / static_cast<double>(rows.size());
 }
 
-ProbeResult run_mlp_probe(ProbeTask task, const Dataset& dataset, const ProbeLayer& layer,
+ProbeResult run_mlp_probe(ProbeTask task, const WinogroundDataset& dataset, const ProbeLayer& layer,
                           const ProbeEmbeddings& embeddings, const ProbeOptions& options,
                           const std::function<void()>& on_run) {
   if (options.seeds.empty()) throw UsageError("no probe seeds");

@@ -5,11 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/probe.hpp"
-#include "winokit/safetensors.hpp"
-#include "winokit/text.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/text.hpp"
+#include "winokit/eval/probe.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/safetensors.hpp"
 
 namespace winokit {
 
@@ -70,11 +70,12 @@ void check_rows(const EmbeddingTable& t, const std::string& name, std::size_t id
 
 }  // namespace
 
-std::string caption_text_id(const Example& example, std::size_t k) {
+std::string caption_text_id(const WinogroundExample& example, std::size_t k) {
   return example.id + "_c" + std::to_string(k);
 }
 
-std::string variant_text_id(const Dataset& dataset, const CaptionVariant& variant, std::size_t n) {
+std::string variant_text_id(const WinogroundDataset& dataset, const CaptionVariant& variant,
+                            std::size_t n) {
   return caption_text_id(dataset.examples[variant.example],
                          static_cast<std::size_t>(variant.caption)) +
          ":" + variant.augmentation + ":" + std::to_string(n);
@@ -145,7 +146,8 @@ namespace {
 
 // The dataset's joint pair rows (4 per example) into each layer of the same name: "final" from
 // pair_embeds, "l" from pair_hidden[l]; layers that only pairs have are added.
-void attach_pairs(const Dataset& dataset, const EmbeddingTable& table, ProbeEmbeddings& out) {
+void attach_pairs(const WinogroundDataset& dataset, const EmbeddingTable& table,
+                  ProbeEmbeddings& out) {
   const auto pe = table.tensors.find("pair_embeds");
   const auto ph = table.tensors.find("pair_hidden");
   if (pe == table.tensors.end() && ph == table.tensors.end()) return;
@@ -153,7 +155,7 @@ void attach_pairs(const Dataset& dataset, const EmbeddingTable& table, ProbeEmbe
   for (std::size_t r = 0; r < table.pair_ids.size(); ++r)
     pair_row.emplace(table.pair_ids[r], r);
   std::vector<std::size_t> rows;
-  for (const Example& ex : dataset.examples) {
+  for (const WinogroundExample& ex : dataset.examples) {
     for (int c = 0; c < 2; ++c) {
       for (int k = 0; k < 2; ++k) {
         const std::string id = ex.id + "_c" + std::to_string(c) + "_i" + std::to_string(k);
@@ -194,7 +196,7 @@ void attach_pairs(const Dataset& dataset, const EmbeddingTable& table, ProbeEmbe
 
 }  // namespace
 
-ProbeEmbeddings probe_embeddings(const Dataset& dataset, const EmbeddingTable& table,
+ProbeEmbeddings probe_embeddings(const WinogroundDataset& dataset, const EmbeddingTable& table,
                                  ProbePooling pooling) {
   if (table.image_ids.empty() && table.text_ids.empty() && !table.pair_ids.empty()) {
     ProbeEmbeddings pairs_only;  // joint per-pair embeddings alone: the pair probes only
@@ -214,7 +216,7 @@ ProbeEmbeddings probe_embeddings(const Dataset& dataset, const EmbeddingTable& t
   std::vector<std::size_t> images(2 * n), captions(2 * n);
   std::unordered_map<std::string, std::size_t> caption_owner;
   for (std::size_t i = 0; i < n; ++i) {
-    const Example& ex = dataset.examples[i];
+    const WinogroundExample& ex = dataset.examples[i];
     for (std::size_t k = 0; k < 2; ++k) {
       const auto im = image_row.find(ex.images[k]);
       if (im == image_row.end()) {

@@ -1,9 +1,9 @@
-#include "winokit/retrieval.hpp"
+#include "winokit/eval/retrieval.hpp"
 
 #include <cmath>
 
-#include "winokit/error.hpp"
-#include "winokit/safetensors.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/io/safetensors.hpp"
 
 namespace winokit {
 
@@ -41,7 +41,7 @@ ScoreMatrix matrix_from_embeddings(const std::vector<float>& text, const std::ve
   return m;
 }
 
-ScoreMatrix load_score_matrix(const std::string& file, const Dataset& dataset) {
+ScoreMatrix load_score_matrix(const std::string& file, const WinogroundDataset& dataset) {
   SafeTensors st = SafeTensors::open(file);
   const auto n = static_cast<std::int64_t>(dataset.examples.size()) * 2;
   ScoreMatrix m;

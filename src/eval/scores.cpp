@@ -1,15 +1,15 @@
-#include "winokit/scores.hpp"
+#include "winokit/eval/scores.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <optional>
 
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/hash.hpp"
-#include "winokit/table.hpp"
-#include "winokit/text.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/hash.hpp"
+#include "winokit/core/text.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/table.hpp"
 
 namespace winokit {
 
@@ -37,7 +37,7 @@ namespace {
 // Collects scores and reports duplicates and gaps.
 class Collector {
  public:
-  Collector(const Dataset& dataset, std::string file)
+  Collector(const WinogroundDataset& dataset, std::string file)
       : dataset_(dataset), file_(std::move(file)), values_(dataset.examples.size()) {}
 
   void put(const std::string& id, std::size_t pair, double value, std::size_t line,
@@ -60,8 +60,8 @@ class Collector {
     slot.line = line;
   }
 
-  std::vector<PairScores> finish() const {
-    std::vector<PairScores> out(values_.size());
+  std::vector<WinogroundScores> finish() const {
+    std::vector<WinogroundScores> out(values_.size());
     for (std::size_t i = 0; i < values_.size(); ++i) {
       for (std::size_t p = 0; p < 4; ++p) {
         if (values_[i][p].line == 0) {
@@ -81,7 +81,7 @@ class Collector {
     double value = 0;
     std::size_t line = 0;
   };
-  const Dataset& dataset_;
+  const WinogroundDataset& dataset_;
   std::string file_;
   std::vector<std::array<Slot, 4>> values_;
 };
@@ -249,7 +249,7 @@ ScoresFormat detect_format(const std::vector<std::string_view>& lines) {
 }  // namespace
 
 LoadedScores parse_scores(const std::string& text, const std::string& file,
-                          const Dataset& dataset) {
+                          const WinogroundDataset& dataset) {
   LoadedScores loaded;
   loaded.file = file;
   loaded.sha256 = sha256_hex(text);
@@ -283,11 +283,12 @@ LoadedScores parse_scores(const std::string& text, const std::string& file,
   return loaded;
 }
 
-LoadedScores load_scores(const std::string& file, const Dataset& dataset) {
+LoadedScores load_scores(const std::string& file, const WinogroundDataset& dataset) {
   return parse_scores(read_text_file(file), file, dataset);
 }
 
-std::string official_scores_jsonl(const Dataset& dataset, const std::vector<PairScores>& scores) {
+std::string official_scores_jsonl(const WinogroundDataset& dataset,
+                                  const std::vector<WinogroundScores>& scores) {
   std::string out;
   for (std::size_t i = 0; i < dataset.examples.size(); ++i) {
     for (std::size_t p = 0; p < 4; ++p) {

@@ -1,4 +1,4 @@
-#include "winokit/stats.hpp"
+#include "winokit/eval/stats.hpp"
 
 #include <algorithm>
 #include <boost/math/distributions/binomial.hpp>
@@ -6,8 +6,8 @@
 #include <boost/math/distributions/students_t.hpp>
 #include <numeric>
 
-#include "winokit/error.hpp"
-#include "winokit/rng.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/rng.hpp"
 
 namespace winokit {
 

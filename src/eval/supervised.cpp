@@ -1,4 +1,4 @@
-#include "winokit/supervised.hpp"
+#include "winokit/eval/supervised.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,9 +6,9 @@
 #include <numeric>
 #include <set>
 
-#include "winokit/association_solver.hpp"
-#include "winokit/error.hpp"
-#include "winokit/rng.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/eval/association_solver.hpp"
 
 namespace winokit {
 

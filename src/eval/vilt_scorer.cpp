@@ -1,5 +1,5 @@
 // ViLT as a pair scorer, and its word-patch alignment (IPOT) maps.
-#include "winokit/vilt_scorer.hpp"
+#include "winokit/eval/vilt_scorer.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -7,10 +7,11 @@
 #include <map>
 #include <numeric>
 
-#include "winokit/clip.hpp"
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/png_writer.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/png_writer.hpp"
+#include "winokit/model/clip_model.hpp"
+#include "winokit/model/compute.hpp"
 
 namespace winokit {
 
@@ -140,7 +141,7 @@ class ViltScorer final : public Scorer {
                        {"pairs_scored", pairs_},         {"seconds", seconds_}};
     return d;
   }
-  std::vector<PairScores> score(const Dataset& dataset) override {
+  std::vector<WinogroundScores> score(const WinogroundDataset& dataset) override {
     const auto start = std::chrono::steady_clock::now();
     ImageStore store = ImageStore::open(dataset.root, dataset.images);
     std::vector<std::string> image_names, captions;
@@ -170,7 +171,7 @@ class ViltScorer final : public Scorer {
       }
     }
     const std::vector<double> s = vilt_score_pairs(rt_, images, captions, pairs);
-    std::vector<PairScores> out(dataset.examples.size());
+    std::vector<WinogroundScores> out(dataset.examples.size());
     for (std::size_t e = 0; e < dataset.examples.size(); ++e) {
       const auto& ex = dataset.examples[e];
       for (int c = 0; c < 2; ++c) {
@@ -245,7 +246,7 @@ SolveResult vilt_solve_with_images(const ViltRuntime& rt, const AssociationDatas
   return r;
 }
 
-ScoreMatrix vilt_score_matrix(const ViltRuntime& rt, const Dataset& dataset) {
+ScoreMatrix vilt_score_matrix(const ViltRuntime& rt, const WinogroundDataset& dataset) {
   ImageStore store = ImageStore::open(dataset.root, dataset.images);
   std::vector<std::function<ImageBytes()>> images;
   std::vector<std::string> captions;

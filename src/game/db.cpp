@@ -6,8 +6,8 @@
 #include <map>
 #include <stdexcept>
 
-#include "winokit/error.hpp"
-#include "winokit/game_db.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/game/db.hpp"
 
 namespace winokit {
 

@@ -1,4 +1,4 @@
-#include "winokit/game.hpp"
+#include "winokit/game/game.hpp"
 
 #include <sodium.h>
 
@@ -12,11 +12,11 @@
 #include <sstream>
 #include <thread>
 
-#include "winokit/association_solver.hpp"
-#include "winokit/error.hpp"
-#include "winokit/hash.hpp"
-#include "winokit/rng.hpp"
-#include "winokit/table.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/hash.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/eval/association_solver.hpp"
+#include "winokit/io/table.hpp"
 
 namespace winokit {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "winokit/game_rules.hpp"
+#include "winokit/game/rules.hpp"
 
 namespace winokit {
 

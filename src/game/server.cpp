@@ -1,4 +1,4 @@
-#include "winokit/game_server.hpp"
+#include "winokit/game/server.hpp"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -19,8 +19,8 @@
 #include <thread>
 #include <unordered_map>
 
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/io/files.hpp"
 
 namespace winokit {
 

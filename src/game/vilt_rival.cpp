@@ -1,9 +1,9 @@
-#include "winokit/vilt_rival.hpp"
+#include "winokit/game/vilt_rival.hpp"
 
 #include <mutex>
 
-#include "winokit/association_solver.hpp"
-#include "winokit/files.hpp"
+#include "winokit/eval/association_solver.hpp"
+#include "winokit/io/files.hpp"
 
 namespace winokit {
 

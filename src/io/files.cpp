@@ -1,4 +1,4 @@
-#include "winokit/files.hpp"
+#include "winokit/io/files.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,7 +11,8 @@
 #include <sstream>
 #include <vector>
 
-#include "winokit/error.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/hash.hpp"
 
 namespace winokit {
 
@@ -110,6 +111,10 @@ std::string read_file(const fs::path& path) {
 
 std::string read_text_file(const fs::path& path, const TextLimits& limits) {
   return read_whole(path, &limits);
+}
+
+std::string sha256_file(const fs::path& path) {
+  return sha256_hex(read_file(path));
 }
 
 std::string_view strip_bom(std::string_view text) {

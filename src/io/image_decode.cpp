@@ -10,8 +10,8 @@
 #include <csetjmp>
 #include <cstring>
 
-#include "winokit/error.hpp"
-#include "winokit/image.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/io/image_decode.hpp"
 
 namespace winokit {
 

@@ -1,13 +1,13 @@
-#include "winokit/image_store.hpp"
+#include "winokit/io/image_store.hpp"
 
 #include <zip.h>
 
 #include <array>
 #include <vector>
 
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/text.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/text.hpp"
+#include "winokit/io/files.hpp"
 
 namespace winokit {
 

@@ -1,11 +1,11 @@
-#include "winokit/npy.hpp"
+#include "winokit/io/npy.hpp"
 
 #include <cstring>
 #include <limits>
 
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/safetensors.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/safetensors.hpp"
 
 namespace winokit {
 

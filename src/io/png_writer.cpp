@@ -1,8 +1,8 @@
-#include "winokit/png_writer.hpp"
+#include "winokit/io/png_writer.hpp"
 
 #include <png.h>
 
-#include "winokit/error.hpp"
+#include "winokit/core/error.hpp"
 
 namespace winokit {
 

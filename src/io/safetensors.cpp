@@ -1,4 +1,4 @@
-#include "winokit/safetensors.hpp"
+#include "winokit/io/safetensors.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/hash.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/hash.hpp"
+#include "winokit/io/files.hpp"
 
 namespace winokit {
 

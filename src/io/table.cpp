@@ -1,8 +1,8 @@
-#include "winokit/table.hpp"
+#include "winokit/io/table.hpp"
 
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/text.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/text.hpp"
+#include "winokit/io/files.hpp"
 
 namespace winokit {
 

@@ -10,8 +10,8 @@
 #include <memory>
 #include <variant>
 
-#include "winokit/error.hpp"
-#include "winokit/safetensors.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/io/safetensors.hpp"
 
 namespace winokit {
 

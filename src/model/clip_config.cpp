@@ -3,11 +3,11 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "winokit/safetensors.hpp"
+#include "winokit/io/safetensors.hpp"
 
-#include "winokit/clip.hpp"
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/model/clip_model.hpp"
 
 namespace winokit {
 

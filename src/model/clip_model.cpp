@@ -8,10 +8,10 @@
 #include "gemm.hpp"
 #include "resnet.hpp"
 #include "tensor_source.hpp"
-#include "winokit/clip.hpp"
-#include "winokit/error.hpp"
-#include "winokit/rng.hpp"
-#include "winokit/safetensors.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/io/safetensors.hpp"
+#include "winokit/model/clip_model.hpp"
 
 namespace winokit {
 

@@ -1,11 +1,11 @@
-#include "winokit/embedding_cache.hpp"
+#include "winokit/model/embedding_cache.hpp"
 
 #include <cstdlib>
 #include <cstring>
 
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/hash.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/hash.hpp"
+#include "winokit/io/files.hpp"
 
 namespace winokit {
 

@@ -1,4 +1,4 @@
-#include "winokit/embedding_runtime.hpp"
+#include "winokit/model/embedding_runtime.hpp"
 
 #include <unistd.h>
 
@@ -13,9 +13,11 @@
 #include <mutex>
 #include <thread>
 
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/image.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/image_decode.hpp"
+#include "winokit/model/compute.hpp"
+#include "winokit/model/preprocess.hpp"
 
 namespace winokit {
 

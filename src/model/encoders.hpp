@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "winokit/clip.hpp"
+#include "winokit/model/clip_model.hpp"
 
 namespace winokit::detail {
 

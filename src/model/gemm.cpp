@@ -1,5 +1,7 @@
 #include "gemm.hpp"
 
+#include "winokit/model/compute.hpp"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -10,7 +12,7 @@
 #include <map>
 #include <mutex>
 
-#include "winokit/error.hpp"
+#include "winokit/core/error.hpp"
 
 namespace winokit {
 

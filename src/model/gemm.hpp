@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "winokit/clip.hpp"
+#include "winokit/model/clip_model.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -8,11 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "gemm.hpp"
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/gpt2.hpp"
-#include "winokit/rng.hpp"
-#include "winokit/safetensors.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/safetensors.hpp"
+#include "winokit/model/gpt2_model.hpp"
 
 namespace winokit {
 

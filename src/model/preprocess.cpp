@@ -2,8 +2,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "winokit/error.hpp"
-#include "winokit/image.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/io/image_decode.hpp"
+#include "winokit/model/preprocess.hpp"
 
 namespace winokit {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gemm.hpp"
-#include "winokit/error.hpp"
+#include "winokit/core/error.hpp"
 
 namespace winokit::detail {
 

@@ -10,7 +10,7 @@
 
 #include "encoders.hpp"
 #include "tensor_source.hpp"
-#include "winokit/clip.hpp"
+#include "winokit/model/clip_model.hpp"
 
 namespace winokit::detail {
 

@@ -1,4 +1,4 @@
-#include "winokit/tokenizer.hpp"
+#include "winokit/model/tokenizer.hpp"
 
 #include <unicode/uchar.h>
 #include <unicode/unorm2.h>
@@ -12,9 +12,9 @@
 #include <set>
 
 #include "html_entities.hpp"
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/text.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/text.hpp"
+#include "winokit/io/files.hpp"
 
 namespace winokit {
 

@@ -7,11 +7,11 @@
 #include <optional>
 
 #include "gemm.hpp"
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/rng.hpp"
-#include "winokit/safetensors.hpp"
-#include "winokit/vilt.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/safetensors.hpp"
+#include "winokit/model/vilt_model.hpp"
 
 namespace winokit {
 

@@ -1,4 +1,4 @@
-#include "winokit/wordpiece.hpp"
+#include "winokit/model/wordpiece.hpp"
 
 #include <unicode/uchar.h>
 #include <unicode/unorm2.h>
@@ -6,10 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/hash.hpp"
-#include "winokit/text.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/hash.hpp"
+#include "winokit/core/text.hpp"
+#include "winokit/io/files.hpp"
 
 namespace winokit {
 

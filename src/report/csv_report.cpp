@@ -1,7 +1,7 @@
 #include <sstream>
 
+#include "winokit/io/table.hpp"
 #include "winokit/report.hpp"
-#include "winokit/table.hpp"
 
 namespace winokit {
 

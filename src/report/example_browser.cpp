@@ -15,9 +15,10 @@
 // jpeglib.h needs size_t and FILE declared first.
 #include <jpeglib.h>
 
-#include "winokit/error.hpp"
-#include "winokit/image.hpp"
-#include "winokit/image_store.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/io/image_decode.hpp"
+#include "winokit/io/image_store.hpp"
+#include "winokit/model/preprocess.hpp"
 #include "winokit/report.hpp"
 
 namespace winokit {
@@ -212,7 +213,8 @@ HtmlImages parse_html_images(const std::string& text) {
   throw UsageError("--html-images must be embed, link or none, not '" + text + "'");
 }
 
-std::vector<std::array<std::string, 2>> example_images(const Dataset& dataset, HtmlImages mode,
+std::vector<std::array<std::string, 2>> example_images(const WinogroundDataset& dataset,
+                                                       HtmlImages mode,
                                                        const std::filesystem::path& report_dir,
                                                        int max_side) {
   std::vector<std::array<std::string, 2>> out(dataset.examples.size());
@@ -229,7 +231,7 @@ std::vector<std::array<std::string, 2>> example_images(const Dataset& dataset, H
   std::vector<std::string> errors(count);
 #pragma omp parallel for schedule(dynamic, 4)
   for (std::size_t k = 0; k < count; ++k) {
-    const Example& ex = dataset.examples[k / 2];
+    const WinogroundExample& ex = dataset.examples[k / 2];
     try {
       ImageBytes bytes = store.read(ex.images[k % 2]);
       if (mode == HtmlImages::Embed) {
@@ -289,7 +291,7 @@ std::string num(double v) {
 
 // The smallest of the four comparisons' differences: positive exactly when the group score
 // counts, its size how far the example is from flipping.
-double margin(const PairScores& s) {
+double margin(const WinogroundScores& s) {
   return std::min({s.at(0, 0) - s.at(1, 0), s.at(1, 1) - s.at(0, 1), s.at(0, 0) - s.at(0, 1),
                    s.at(1, 1) - s.at(1, 0)});
 }
@@ -303,13 +305,13 @@ std::string mark(bool ok) {
 
 std::string example_browser_html(const ExampleBrowser& b) {
   if (!b.dataset) return "";
-  const Dataset& ds = *b.dataset;
+  const WinogroundDataset& ds = *b.dataset;
   const std::size_t models = b.scores.size();
   std::ostringstream h;
   // Tag options: the dataset's tags and every extra tag set's tags.
   std::map<std::string, std::set<std::string>> tag_groups;
   auto tags_of = [&](std::size_t i) {
-    const Example& ex = ds.examples[i];
+    const WinogroundExample& ex = ds.examples[i];
     std::vector<std::string> t;
     if (!ex.collapsed_tag.empty()) t.push_back("Collapsed: " + ex.collapsed_tag);
     if (!ex.tag.empty()) t.push_back("Tag: " + ex.tag);
@@ -383,7 +385,7 @@ std::string example_browser_html(const ExampleBrowser& b) {
       << "; the model filter compares runs.</p>";
   h << "<ol class=\"ex-list\">";
   for (std::size_t i : ds.id_order()) {
-    const Example& ex = ds.examples[i];
+    const WinogroundExample& ex = ds.examples[i];
     std::string tags_attr, outcomes, ties, margins;
     for (const auto& t : all_tags[i])
       tags_attr += (tags_attr.empty() ? "" : "|") + t;
@@ -410,7 +412,7 @@ std::string example_browser_html(const ExampleBrowser& b) {
     }
     h << "</div><div class=\"ex-scores\">";
     for (std::size_t m = 0; m < models; ++m) {
-      const PairScores& s = b.scores[m][i];
+      const WinogroundScores& s = b.scores[m][i];
       h << "<div class=\"scroll\"><table class=\"four\"><caption>" << html_escape(b.models[m])
         << "</caption><tr><th>score</th><th>i0</th><th>i1</th></tr><tr><th>c0</th><td>"
         << num(s.at(0, 0)) << "</td><td>" << num(s.at(0, 1)) << "</td></tr><tr><th>c1</th><td>"

@@ -75,14 +75,15 @@ json options_json(const EvalOptions& o) {
       {"threads", 1}};
 }
 
-json dataset_json(const Dataset& dataset) {
+json dataset_json(const WinogroundDataset& dataset) {
   return {{"examples", dataset.examples_path.string()},
           {"sha256", dataset.examples_sha256},
           {"n", dataset.examples.size()}};
 }
 
-ReportContext make_context(const Dataset& dataset, const std::string& model, const json& scorer,
-                           const EvalInputs& inputs, const EvalOptions& options) {
+ReportContext make_context(const WinogroundDataset& dataset, const std::string& model,
+                           const json& scorer, const EvalInputs& inputs,
+                           const EvalOptions& options) {
   ReportContext ctx;
   ctx.model = model;
   json tag_sets = json::array();

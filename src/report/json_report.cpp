@@ -156,11 +156,12 @@ json json_compare(const CompareResult& c, const json& provenance) {
 
 namespace winokit {
 
-std::string per_example_jsonl(const Dataset& dataset, const std::vector<PairScores>& scores,
-                              const EvalResult& result, const std::vector<TagSet>& tag_sets) {
+std::string per_example_jsonl(const WinogroundDataset& dataset,
+                              const std::vector<WinogroundScores>& scores, const EvalResult& result,
+                              const std::vector<TagSet>& tag_sets) {
   std::string out;
   for (std::size_t i = 0; i < dataset.examples.size(); ++i) {
-    const Example& ex = dataset.examples[i];
+    const WinogroundExample& ex = dataset.examples[i];
     const Outcome& o = result.outcomes[i];
     nlohmann::json s;
     for (std::size_t p = 0; p < 4; ++p)

@@ -1,12 +1,12 @@
-#include "winokit/winogavil_report.hpp"
+#include "winokit/report/winogavil_report.hpp"
 
 #include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "winokit/io/table.hpp"
 #include "winokit/report.hpp"
-#include "winokit/table.hpp"
 
 namespace winokit {
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "winokit/error.hpp"
+#include "winokit/core/error.hpp"
 
 namespace winokit::fuzz {
 

@@ -1,7 +1,7 @@
 // The Winoground examples reader (examples.jsonl).
 #include "fuzz_common.hpp"
-#include "winokit/image_store.hpp"
-#include "winokit/winoground.hpp"
+#include "winokit/data/winoground.hpp"
+#include "winokit/io/image_store.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(winokit::fuzz::bytes(data, size));

@@ -16,9 +16,9 @@
 #include <memory>
 #include <string>
 
-#include "winokit/error.hpp"
-#include "winokit/game.hpp"
-#include "winokit/game_server.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/game/game.hpp"
+#include "winokit/game/server.hpp"
 
 namespace {
 

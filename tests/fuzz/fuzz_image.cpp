@@ -1,7 +1,8 @@
 // Image decoding (PNG, JPEG, WebP; the format sniffed from the bytes), as the CLI decodes a
 // dataset's images before preprocessing them.
 #include "fuzz_common.hpp"
-#include "winokit/image.hpp"
+#include "winokit/io/image_decode.hpp"
+#include "winokit/model/preprocess.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string bytes(winokit::fuzz::bytes(data, size));

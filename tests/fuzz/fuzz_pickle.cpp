@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "fuzz_common.hpp"
-#include "winokit/safetensors.hpp"
+#include "winokit/io/safetensors.hpp"
 
 namespace {
 

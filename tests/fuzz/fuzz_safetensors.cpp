@@ -1,7 +1,7 @@
 // The safetensors reader (header, offsets, dtypes, shapes), through SafeTensors::open on a file
 // holding the input, then every tensor converted to float32.
 #include "fuzz_common.hpp"
-#include "winokit/safetensors.hpp"
+#include "winokit/io/safetensors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto path = winokit::fuzz::write_input(winokit::fuzz::bytes(data, size), "w.safetensors");

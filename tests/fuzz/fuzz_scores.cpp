@@ -1,7 +1,7 @@
 // Scores readers: official JSONL, per-example JSONL and tables (CSV / white space), as
 // `winokit eval --scores` reads them, against a fixed three-example dataset.
 #include "fuzz_common.hpp"
-#include "winokit/scores.hpp"
+#include "winokit/eval/scores.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const winokit::Dataset dataset = winokit::parse_examples(

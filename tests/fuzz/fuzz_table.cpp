@@ -1,6 +1,6 @@
 // The shared table reader (CSV with RFC 4180 quoting, or white-space columns).
 #include "fuzz_common.hpp"
-#include "winokit/table.hpp"
+#include "winokit/io/table.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   winokit::fuzz::expect_typed_errors([&] {

@@ -1,6 +1,7 @@
 // The WinoGAViL CSV reader, and a prediction column read from the same file.
 #include "fuzz_common.hpp"
-#include "winokit/winogavil.hpp"
+#include "winokit/data/winogavil.hpp"
+#include "winokit/eval/association.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(winokit::fuzz::bytes(data, size));

@@ -9,13 +9,15 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "winokit/clip.hpp"
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/heatmap.hpp"
-#include "winokit/image.hpp"
-#include "winokit/safetensors.hpp"
-#include "winokit/tokenizer.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/eval/heatmap.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/image_decode.hpp"
+#include "winokit/io/safetensors.hpp"
+#include "winokit/model/clip_model.hpp"
+#include "winokit/model/compute.hpp"
+#include "winokit/model/preprocess.hpp"
+#include "winokit/model/tokenizer.hpp"
 
 namespace winokit {
 namespace {

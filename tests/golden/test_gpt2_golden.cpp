@@ -11,10 +11,10 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/gpt2.hpp"
-#include "winokit/tokenizer.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/model/gpt2_model.hpp"
+#include "winokit/model/tokenizer.hpp"
 
 namespace winokit {
 namespace {

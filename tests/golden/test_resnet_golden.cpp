@@ -5,9 +5,9 @@
 
 #include <cmath>
 
-#include "winokit/clip.hpp"
-#include "winokit/error.hpp"
-#include "winokit/safetensors.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/io/safetensors.hpp"
+#include "winokit/model/clip_model.hpp"
 
 namespace winokit {
 namespace {

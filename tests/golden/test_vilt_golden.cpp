@@ -8,14 +8,15 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/image.hpp"
-#include "winokit/safetensors.hpp"
-#include "winokit/vilt.hpp"
-#include "winokit/vilt_rival.hpp"
-#include "winokit/vilt_scorer.hpp"
-#include "winokit/wordpiece.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/eval/vilt_scorer.hpp"
+#include "winokit/game/vilt_rival.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/image_decode.hpp"
+#include "winokit/io/safetensors.hpp"
+#include "winokit/model/preprocess.hpp"
+#include "winokit/model/vilt_model.hpp"
+#include "winokit/model/wordpiece.hpp"
 
 namespace fs = std::filesystem;
 using namespace winokit;

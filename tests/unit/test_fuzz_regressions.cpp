@@ -4,12 +4,13 @@
 #include <gtest/gtest.h>
 
 #include "test_util.hpp"
-#include "winokit/clip.hpp"
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/image.hpp"
-#include "winokit/safetensors.hpp"
-#include "winokit/table.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/image_decode.hpp"
+#include "winokit/io/safetensors.hpp"
+#include "winokit/io/table.hpp"
+#include "winokit/model/clip_model.hpp"
+#include "winokit/model/preprocess.hpp"
 
 namespace winokit {
 namespace {

@@ -12,13 +12,14 @@
 #include <thread>
 
 #include "test_util.hpp"
-#include "winokit/association_solver.hpp"
-#include "winokit/error.hpp"
-#include "winokit/game.hpp"
-#include "winokit/game_server.hpp"
-#include "winokit/rng.hpp"
-#include "winokit/table.hpp"
-#include "winokit/winogavil.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/data/winogavil.hpp"
+#include "winokit/eval/association.hpp"
+#include "winokit/eval/association_solver.hpp"
+#include "winokit/game/game.hpp"
+#include "winokit/game/server.hpp"
+#include "winokit/io/table.hpp"
 
 namespace winokit {
 namespace {

@@ -7,12 +7,12 @@
 #include <cmath>
 
 #include "test_util.hpp"
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/image_store.hpp"
-#include "winokit/scores.hpp"
-#include "winokit/table.hpp"
-#include "winokit/text.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/text.hpp"
+#include "winokit/eval/scores.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/image_store.hpp"
+#include "winokit/io/table.hpp"
 
 namespace winokit {
 namespace {
@@ -166,14 +166,14 @@ TEST(StrictNumbers, OnlyDecimalSyntax) {
 }
 
 TEST(ScoresInput, HexIsNotANumber) {
-  Dataset ds = test::dataset_of(1);
+  WinogroundDataset ds = test::dataset_of(1);
   auto msg = message_of<InputError>(
       [&] { parse_scores("id,c0_i0,c0_i1,c1_i0,c1_i1\n0,0x10,1,1,1\n", "s.csv", ds); });
   EXPECT_TRUE(contains(msg, "s.csv:2: field 'c0_i0': not a number: '0x10'")) << msg;
 }
 
 TEST(ScoresInput, JsonNumberOverflowNamesFileAndLine) {
-  Dataset ds = test::dataset_of(1);
+  WinogroundDataset ds = test::dataset_of(1);
   auto msg = message_of<InputError>([&] {
     parse_scores(
         "{\"label\": \"0_c0_i0\", \"score\": 1}\n{\"label\": \"0_c0_i1\", \"score\": 1e400}\n",
@@ -184,7 +184,7 @@ TEST(ScoresInput, JsonNumberOverflowNamesFileAndLine) {
 }
 
 TEST(ScoresInput, ABomDoesNotHideJsonl) {
-  Dataset ds = test::dataset_of(1);
+  WinogroundDataset ds = test::dataset_of(1);
   std::string text = "\xEF\xBB\xBF";
   for (const char* p : {"c0_i0", "c0_i1", "c1_i0", "c1_i1"})
     text += std::string("{\"label\": \"0_") + p + "\", \"score\": 0.5}\n";
@@ -194,7 +194,7 @@ TEST(ScoresInput, ABomDoesNotHideJsonl) {
 }
 
 TEST(ExamplesInput, BomOverflowAndEscapingImageNames) {
-  Dataset ds = parse_examples("\xEF\xBB\xBF" + test::example_line(0), "e.jsonl");
+  WinogroundDataset ds = parse_examples("\xEF\xBB\xBF" + test::example_line(0), "e.jsonl");
   EXPECT_EQ(ds.examples[0].id, "0");
   auto msg = message_of<InputError>(
       [&] { parse_examples("{\"id\": 1e400, \"caption_0\": \"a\"}\n", "e.jsonl"); });

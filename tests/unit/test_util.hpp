@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "winokit/winoground.hpp"
+#include "winokit/data/winoground.hpp"
 
 namespace winokit::test {
 
@@ -45,7 +45,7 @@ inline std::string example_line(int id, const std::string& tag = "Noun",
          collapsed + "\"}\n";
 }
 
-inline Dataset dataset_of(int n) {
+inline WinogroundDataset dataset_of(int n) {
   std::string text;
   for (int i = 0; i < n; ++i)
     text += example_line(i);

@@ -4,9 +4,9 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "winokit/compare.hpp"
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/eval/compare.hpp"
+#include "winokit/io/files.hpp"
 #include "winokit/report.hpp"
 #include "winokit/version.hpp"
 
@@ -33,7 +33,7 @@ std::pair<std::string, std::string> split_run(const std::string& spec) {
 }
 
 int run(const CompareFlags& f) {
-  Dataset dataset = load_dataset(f.data);
+  WinogroundDataset dataset = load_dataset(f.data);
   EvalOptions options = f.stats.resolve();
   std::vector<Run> runs;
   nlohmann::json sources = nlohmann::json::array();

@@ -5,9 +5,10 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "eval_run.hpp"
-#include "winokit/clip_scorer.hpp"
-#include "winokit/compare.hpp"
-#include "winokit/synth.hpp"
+#include "winokit/data/synth.hpp"
+#include "winokit/eval/clip_scorer.hpp"
+#include "winokit/eval/compare.hpp"
+#include "winokit/model/compute.hpp"
 #include "winokit/version.hpp"
 
 namespace winokit::cli {
@@ -78,7 +79,7 @@ int run(const DemoFlags& f) {
                  "checkpoint (below) gives real numbers.\n";
     runs.push_back({"clip-random-vit-b32", r.scores, scorer->describe()});
   }
-  Dataset dataset = load_dataset(data);
+  WinogroundDataset dataset = load_dataset(data);
   CompareResult c = compare_runs(dataset, runs, req.options);
   nlohmann::json provenance = {{"tool", "winokit"},
                                {"version", kVersion},

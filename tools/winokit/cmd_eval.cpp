@@ -6,9 +6,9 @@
 #include "eval_run.hpp"
 #include "perplexity_run.hpp"
 #include "vilt_cli.hpp"
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/scorer.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/eval/scorer.hpp"
+#include "winokit/io/files.hpp"
 
 namespace winokit::cli {
 
@@ -50,7 +50,7 @@ int run(const EvalFlags& f) {
   } else {
     scorer = make_baseline_scorer(f.scorer, req.options.seed);
   }
-  Dataset dataset = load_dataset(f.data);
+  WinogroundDataset dataset = load_dataset(f.data);
   dataset.images = f.images;
   if (!f.perplexity.empty() && !f.lm.model.empty()) {
     throw UsageError("give --perplexity FILE or --lm DIR, not both");

@@ -11,12 +11,13 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "vilt_cli.hpp"
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/game.hpp"
-#include "winokit/game_server.hpp"
-#include "winokit/tokenizer.hpp"
-#include "winokit/vilt_rival.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/game/game.hpp"
+#include "winokit/game/server.hpp"
+#include "winokit/game/vilt_rival.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/model/compute.hpp"
+#include "winokit/model/tokenizer.hpp"
 
 namespace winokit::cli {
 

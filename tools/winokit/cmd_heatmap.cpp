@@ -6,9 +6,9 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "vilt_cli.hpp"
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/heatmap.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/eval/heatmap.hpp"
+#include "winokit/io/files.hpp"
 #include "winokit/report.hpp"
 #include "winokit/version.hpp"
 
@@ -23,7 +23,7 @@ struct HeatmapFlags {
 };
 
 int run(const HeatmapFlags& f) {
-  Dataset ds = load_dataset(f.data);
+  WinogroundDataset ds = load_dataset(f.data);
   ds.images = f.images;
   std::vector<std::size_t> chosen;
   for (const auto& id : f.examples) {
@@ -52,7 +52,7 @@ int run(const HeatmapFlags& f) {
   OutputSet out;
   std::size_t written = 0;
   for (std::size_t e : chosen) {
-    const Example& ex = ds.examples[e];
+    const WinogroundExample& ex = ds.examples[e];
     html << "<h2>Example " << html_escape(ex.id) << "</h2>";
     for (int k = 0; k < 2; ++k) {
       WordPatchMaps maps = word_patch_maps(rt, store.read(ex.images[static_cast<std::size_t>(k)]),

@@ -11,15 +11,17 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "vilt_cli.hpp"
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/probe.hpp"
-#include "winokit/rng.hpp"
-#include "winokit/safetensors.hpp"
-#include "winokit/text.hpp"
-#include "winokit/variants.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/core/text.hpp"
+#include "winokit/data/variants.hpp"
+#include "winokit/data/winoground.hpp"
+#include "winokit/eval/augment.hpp"
+#include "winokit/eval/probe.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/safetensors.hpp"
+#include "winokit/model/compute.hpp"
 #include "winokit/version.hpp"
-#include "winokit/winoground.hpp"
 
 namespace winokit::cli {
 
@@ -44,7 +46,7 @@ int run_embed(const EmbedFlags& f) {
   std::vector<std::string> image_ids, captions, text_ids;
   std::unique_ptr<ImageStore> store;
   if (!f.data.empty()) {
-    Dataset ds = load_dataset(f.data);
+    WinogroundDataset ds = load_dataset(f.data);
     store = std::make_unique<ImageStore>(ImageStore::open(ds.root));
     for (const auto& ex : ds.examples) {
       for (int k = 0; k < 2; ++k) {

@@ -5,13 +5,14 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "perplexity_run.hpp"
-#include "winokit/clip.hpp"
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/model/clip_model.hpp"
+#include "winokit/model/compute.hpp"
 
 namespace winokit::cli {
 
-LmRun run_perplexity(const Dataset& dataset, const LmRequest& req) {
+LmRun run_perplexity(const WinogroundDataset& dataset, const LmRequest& req) {
   set_compute_threads(req.threads);
   Gpt2Model model = Gpt2Model::load(req.model);
   Gpt2Tokenizer tok =
@@ -40,7 +41,7 @@ struct PerplexityFlags {
 };
 
 int run(const PerplexityFlags& f) {
-  Dataset dataset = load_dataset(f.data);
+  WinogroundDataset dataset = load_dataset(f.data);
   LmRun r = run_perplexity(dataset, f.lm);
   OutputSet out;
   out.add(f.out, perplexity_csv(dataset, r.values, f.lm.bos));

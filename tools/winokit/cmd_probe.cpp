@@ -8,12 +8,13 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/probe.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/text.hpp"
+#include "winokit/data/variants.hpp"
+#include "winokit/eval/augment.hpp"
+#include "winokit/eval/probe.hpp"
+#include "winokit/io/files.hpp"
 #include "winokit/report.hpp"
-#include "winokit/text.hpp"
-#include "winokit/variants.hpp"
 #include "winokit/version.hpp"
 
 namespace winokit::cli {
@@ -45,7 +46,7 @@ nlohmann::json finite_or_null(double v) {
 }
 
 // The table of a model's states for the dataset (and the variants' texts), like `embed` writes.
-EmbeddingTable model_table(const ClipRuntime& rt, const Dataset& ds,
+EmbeddingTable model_table(const ClipRuntime& rt, const WinogroundDataset& ds,
                            const std::vector<CaptionVariant>& variants, ProbePooling pooling) {
   ImageStore store = ImageStore::open(ds.root, ds.images);
   DatasetItems items = dataset_items(ds, store);
@@ -160,7 +161,7 @@ int run(ProbeFlags& f) {
   const ProbePooling pooling = f.pooling == "mean"  ? ProbePooling::Mean
                                : f.pooling == "max" ? ProbePooling::Max
                                                     : ProbePooling::Token;
-  Dataset ds = load_dataset(f.data);
+  WinogroundDataset ds = load_dataset(f.data);
   ds.images = f.images;
   std::vector<CaptionVariant> variants;
   if (!f.variants.empty()) variants = load_variants(f.variants, ds);

@@ -5,11 +5,11 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "vilt_cli.hpp"
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/eval/retrieval.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/safetensors.hpp"
 #include "winokit/report.hpp"
-#include "winokit/retrieval.hpp"
-#include "winokit/safetensors.hpp"
 #include "winokit/version.hpp"
 
 namespace winokit::cli {
@@ -27,7 +27,7 @@ int run(const RetrievalFlags& f) {
   if (f.model.model.empty() == f.matrix.empty()) {
     throw UsageError("give exactly one of --model DIR or --matrix FILE");
   }
-  Dataset ds = load_dataset(f.data);
+  WinogroundDataset ds = load_dataset(f.data);
   ds.images = f.images;
   ScoreMatrix m;
   std::string name = f.name;

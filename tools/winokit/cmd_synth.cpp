@@ -3,7 +3,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "winokit/synth.hpp"
+#include "winokit/data/synth.hpp"
 
 namespace winokit::cli {
 

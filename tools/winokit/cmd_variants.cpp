@@ -5,10 +5,11 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/data/variants.hpp"
+#include "winokit/eval/augment.hpp"
+#include "winokit/io/files.hpp"
 #include "winokit/report.hpp"
-#include "winokit/variants.hpp"
 #include "winokit/version.hpp"
 
 namespace winokit::cli {
@@ -22,7 +23,7 @@ struct GenerateFlags {
 };
 
 int run_generate(const GenerateFlags& f) {
-  Dataset ds = load_dataset(f.data);
+  WinogroundDataset ds = load_dataset(f.data);
   std::unique_ptr<WordNet> wn;
   VariantOptions o = f.options;
   std::vector<CaptionVariant> all;
@@ -64,7 +65,7 @@ struct EvalFlags {
 };
 
 int run_eval(const EvalFlags& f) {
-  Dataset ds = load_dataset(f.data);
+  WinogroundDataset ds = load_dataset(f.data);
   ds.images = f.images;
   std::vector<CaptionVariant> variants;
   for (const auto& file : f.variants) {
@@ -82,7 +83,7 @@ int run_eval(const EvalFlags& f) {
   const auto im = embed_images(rt, requests);
   const int dim = rt.model->config().embed_dim;
   const double scale = rt.model->logit_scale_exp();
-  std::vector<PairScores> original(ds.examples.size());
+  std::vector<WinogroundScores> original(ds.examples.size());
   for (std::size_t e = 0; e < ds.examples.size(); ++e) {
     for (int c = 0; c < 2; ++c) {
       for (int k = 0; k < 2; ++k) {

@@ -5,13 +5,13 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "vilt_cli.hpp"
-#include "winokit/association_solver.hpp"
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
-#include "winokit/supervised.hpp"
-#include "winokit/swow.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/data/swow.hpp"
+#include "winokit/eval/association_solver.hpp"
+#include "winokit/eval/supervised.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/report/winogavil_report.hpp"
 #include "winokit/version.hpp"
-#include "winokit/winogavil_report.hpp"
 
 namespace winokit::cli {
 

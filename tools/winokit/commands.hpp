@@ -5,7 +5,7 @@
 
 namespace winokit::cli {
 
-// Each returns a callback to run after parsing when the subcommand was chosen.
+// Each registers its subcommand on the app; the subcommand's callback runs it and sets exit_code.
 void add_eval(CLI::App& app, int& exit_code);
 void add_compare(CLI::App& app, int& exit_code);
 void add_synth(CLI::App& app, int& exit_code);
@@ -18,5 +18,6 @@ void add_game(CLI::App& app, int& exit_code);
 void add_variants(CLI::App& app, int& exit_code);
 void add_heatmap(CLI::App& app, int& exit_code);
 void add_perplexity(CLI::App& app, int& exit_code);
+void add_run(CLI::App& app, int& exit_code);
 
 }  // namespace winokit::cli

@@ -5,7 +5,8 @@
 #include <iostream>
 
 #include "vilt_cli.hpp"
-#include "winokit/error.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/model/compute.hpp"
 
 namespace winokit::cli {
 

@@ -5,8 +5,8 @@
 #include <functional>
 #include <string>
 
-#include "winokit/evaluation.hpp"
-#include "winokit/files.hpp"
+#include "winokit/eval/evaluation.hpp"
+#include "winokit/io/files.hpp"
 
 namespace winokit::cli {
 
@@ -55,7 +55,7 @@ struct StatFlags {
 
 #include <memory>
 
-#include "winokit/clip_scorer.hpp"
+#include "winokit/eval/clip_scorer.hpp"
 
 namespace winokit::cli {
 

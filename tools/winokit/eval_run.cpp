@@ -3,12 +3,12 @@
 namespace winokit::cli {
 
 EvalRun run_evaluation(const EvalRequest& req, Scorer& scorer, const std::string& name) {
-  Dataset dataset = load_dataset(req.data);
+  WinogroundDataset dataset = load_dataset(req.data);
   dataset.images = req.images;
   return run_evaluation(std::move(dataset), req, scorer, name);
 }
 
-EvalRun run_evaluation(Dataset dataset, const EvalRequest& req, Scorer& scorer,
+EvalRun run_evaluation(WinogroundDataset dataset, const EvalRequest& req, Scorer& scorer,
                        const std::string& name) {
   EvalRun r;
   r.dataset = std::move(dataset);

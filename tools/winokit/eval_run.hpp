@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "winokit/evaluation.hpp"
-#include "winokit/files.hpp"
+#include "winokit/eval/evaluation.hpp"
+#include "winokit/eval/scorer.hpp"
+#include "winokit/io/files.hpp"
 #include "winokit/report.hpp"
-#include "winokit/scorer.hpp"
 
 namespace winokit::cli {
 
@@ -20,9 +20,9 @@ struct EvalRequest {
 };
 
 struct EvalRun {
-  Dataset dataset;
+  WinogroundDataset dataset;
   EvalInputs inputs;
-  std::vector<PairScores> scores;
+  std::vector<WinogroundScores> scores;
   EvalResult result;
   ReportContext context;
   std::string markdown;
@@ -34,7 +34,7 @@ struct OutputPaths {
 };
 
 EvalRun run_evaluation(const EvalRequest& req, Scorer& scorer, const std::string& name);
-EvalRun run_evaluation(Dataset dataset, const EvalRequest& req, Scorer& scorer,
+EvalRun run_evaluation(WinogroundDataset dataset, const EvalRequest& req, Scorer& scorer,
                        const std::string& name);
 void add_eval_outputs(const EvalRun& run, const OutputPaths& paths, OutputSet& out);
 

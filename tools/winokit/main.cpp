@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   winokit::cli::add_variants(app, exit_code);
   winokit::cli::add_heatmap(app, exit_code);
   winokit::cli::add_perplexity(app, exit_code);
+  winokit::cli::add_run(app, exit_code);
   if (!winokit::cli::precheck_arguments(app, argc, argv)) return winokit::cli::kExitInput;
   try {
     app.parse(argc, argv);

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "winokit/covariates.hpp"
+#include "winokit/data/covariates.hpp"
 
 namespace winokit::cli {
 
@@ -20,6 +20,6 @@ struct LmRun {
   std::string cache_warning;
 };
 
-LmRun run_perplexity(const Dataset& dataset, const LmRequest& req);
+LmRun run_perplexity(const WinogroundDataset& dataset, const LmRequest& req);
 
 }  // namespace winokit::cli

@@ -8,11 +8,12 @@
 #include <memory>
 #include <sstream>
 
-#include "winokit/clip.hpp"
-#include "winokit/error.hpp"
-#include "winokit/files.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/text.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/model/clip_model.hpp"
+#include "winokit/model/compute.hpp"
 #include "winokit/report.hpp"
-#include "winokit/text.hpp"
 
 namespace winokit::cli {
 
@@ -68,7 +69,7 @@ int run_vilt_score(const ModelFlags& flags, const std::string& image,
   return 0;
 }
 
-ScoreMatrix vilt_retrieval_matrix(const ModelFlags& flags, const Dataset& dataset,
+ScoreMatrix vilt_retrieval_matrix(const ModelFlags& flags, const WinogroundDataset& dataset,
                                   nlohmann::json& source) {
   ViltRuntime rt = load_vilt(flags);
   const std::size_t n = 2 * dataset.examples.size();
@@ -126,7 +127,7 @@ std::vector<std::vector<std::string>> vilt_winogavil(const ModelFlags& flags,
   return std::move(solved.predictions);
 }
 
-int run_vilt_heatmap(const ModelFlags& flags, const Dataset& ds,
+int run_vilt_heatmap(const ModelFlags& flags, const WinogroundDataset& ds,
                      const std::vector<std::size_t>& chosen, const std::string& html_path,
                      const std::string& out_dir) {
   ViltRuntime rt = load_vilt(flags);
@@ -145,7 +146,7 @@ int run_vilt_heatmap(const ModelFlags& flags, const Dataset& ds,
   OutputSet out;
   std::size_t written = 0;
   for (std::size_t e : chosen) {
-    const Example& ex = ds.examples[e];
+    const WinogroundExample& ex = ds.examples[e];
     html << "<h2>Example " << html_escape(ex.id) << "</h2>";
     for (std::size_t k = 0; k < 2; ++k) {
       const ImageBytes bytes = store.read(ex.images[k]);

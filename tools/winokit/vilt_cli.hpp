@@ -8,8 +8,9 @@
 #include <vector>
 
 #include "common.hpp"
-#include "winokit/vilt_scorer.hpp"
-#include "winokit/winogavil.hpp"
+#include "winokit/data/winogavil.hpp"
+#include "winokit/eval/association.hpp"
+#include "winokit/eval/vilt_scorer.hpp"
 
 namespace winokit::cli {
 
@@ -21,7 +22,7 @@ ViltRuntime load_vilt(const ModelFlags& flags);
 
 int run_vilt_score(const ModelFlags& flags, const std::string& image,
                    const std::vector<std::string>& captions);
-ScoreMatrix vilt_retrieval_matrix(const ModelFlags& flags, const Dataset& dataset,
+ScoreMatrix vilt_retrieval_matrix(const ModelFlags& flags, const WinogroundDataset& dataset,
                                   nlohmann::json& source);
 std::vector<std::vector<std::string>> vilt_winogavil(const ModelFlags& flags,
                                                      const AssociationDataset& ds,
@@ -29,7 +30,7 @@ std::vector<std::vector<std::string>> vilt_winogavil(const ModelFlags& flags,
                                                      const std::string& captions, bool supervised,
                                                      const std::string& prompt_template,
                                                      nlohmann::json& source);
-int run_vilt_heatmap(const ModelFlags& flags, const Dataset& dataset,
+int run_vilt_heatmap(const ModelFlags& flags, const WinogroundDataset& dataset,
                      const std::vector<std::size_t>& chosen, const std::string& html,
                      const std::string& out_dir);
 

@@ -1,0 +1,36 @@
+// Extra tag sets in the format published with "Why is Winoground Hard?" (Diwan et al. 2022):
+// a JSON object mapping example id to a list of tags, e.g.
+//   {"0": [], "3": ["Ambiguously Correct"], "31": ["Unusual Image", "Visually Difficult"]}
+// An empty list puts the example in the set's "No Tag" group; an example the file does not
+// mention is in no group of that set.
+//
+//   winokit::TagSet t = winokit::load_tag_set("why_winoground_hard.json", "", dataset);
+//   t.tags[i];   // std::optional<std::vector<std::string>> for example i of the dataset
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "winokit/data/winoground.hpp"
+
+#include "winokit/core/layer.hpp"
+WINOKIT_LAYER(data);
+
+namespace winokit {
+
+inline constexpr const char* kNoTagGroup = "No Tag";
+
+struct TagSet {
+  std::string name;  // shown in reports; defaults to the file's stem
+  std::string file;
+  std::string sha256;
+  std::vector<std::optional<std::vector<std::string>>> tags;  // aligned with dataset.examples
+};
+
+// `spec` is "FILE" or "NAME=FILE". Unknown ids, non-list values and non-string tags are
+// InputErrors naming the file and line.
+TagSet load_tag_set(const std::string& spec, const WinogroundDataset& dataset);
+
+}  // namespace winokit

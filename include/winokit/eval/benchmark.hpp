@@ -1,0 +1,122 @@
+// Benchmarks as tasks: what every benchmark provides, and the registry the CLI reads.
+//
+// A benchmark loads its data into items; each item pairs some texts with some images (a
+// Winoground example: 2 captions x 2 images; a WinoGAViL instance: 1 cue x 5-12 candidates).
+// A model (or a scores file) gives one score per (text, image) pair of every item, the unit
+// scored; the benchmark's metrics turn those matrices into a summary: headline metrics with
+// their N and interval, breakdowns, and report sections that every report format renders
+// (winokit/report/sections.hpp). `winokit run NAME` works for every registered benchmark, and
+// `winokit benchmarks` / `winokit --help` list them.
+//
+//   const winokit::Benchmark& b = winokit::find_benchmark("winoground");  // UsageError lists names
+//   winokit::BenchmarkData data = b.load({.data = "winoground/"});
+//   std::vector<winokit::ItemScores> s = winokit::score_items(data, runtime);  // or b.load_scores
+//   winokit::BenchmarkSummary summary = b.evaluate(data, s, {.seed = 0});
+//
+// Adding a benchmark: its loader in data/, its metrics in eval/, a class implementing Benchmark
+// (src/eval/<name>_benchmark.cpp) and one line in builtin_benchmarks() (src/eval/benchmark.cpp);
+// see CONTRIBUTING.md, "Add a benchmark".
+#pragma once
+
+#include <any>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "winokit/model/embedding_runtime.hpp"
+
+#include "winokit/core/layer.hpp"
+WINOKIT_LAYER(eval);
+
+namespace winokit {
+
+// One unit a model scores: every text against every image.
+struct BenchmarkItem {
+  std::string id;
+  std::vector<std::string> texts;
+  std::vector<ImageRequest> images;  // read lazily, from the benchmark's image store
+};
+
+struct BenchmarkData {
+  std::string benchmark;  // the registry name
+  std::filesystem::path file;
+  std::string sha256;  // of the file the items came from
+  std::vector<BenchmarkItem> items;
+  std::any native;  // the benchmark's own dataset type (WinogroundDataset, AssociationDataset)
+  std::shared_ptr<const void> keep_alive;  // what the image requests read from
+};
+
+// Scores of one item, [texts x images] row-major: scores[t * images + i] = s(text t, image i).
+using ItemScores = std::vector<double>;
+
+struct BenchmarkLoadOptions {
+  std::filesystem::path data;    // the benchmark's file or folder
+  std::filesystem::path images;  // its images, when not where the benchmark looks by default
+  std::string prompt_template;   // benchmarks that turn a word into a text (WinoGAViL's cue)
+};
+
+struct BenchmarkOptions {
+  std::uint64_t seed = 0;
+  std::size_t bootstrap_resamples = 10000;
+  double confidence = 0.95;
+};
+
+// A report section in a format-neutral shape: a title, a note, and a table. Markdown, JSON and
+// HTML writers render it (winokit/report/sections.hpp).
+struct ReportSection {
+  std::string title, note;
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;
+};
+
+struct BenchmarkMetric {
+  std::string name;  // "group score", "Jaccard"
+  double percent = 0;
+  std::size_t n = 0;
+  std::optional<double> low, high;  // interval, when the metric has one
+  std::string method;               // how the interval was computed
+};
+
+struct BenchmarkSummary {
+  std::vector<BenchmarkMetric> metrics;  // headline figures
+  std::vector<ReportSection> sections;   // breakdowns
+  nlohmann::json details;                // the benchmark's full result, in its JSON layout
+};
+
+class Benchmark {
+ public:
+  virtual ~Benchmark() = default;
+  virtual std::string name() const = 0;         // registry key: "winoground"
+  virtual std::string title() const = 0;        // "Winoground (Thrush et al., CVPR 2022)"
+  virtual std::string description() const = 0;  // one line: the unit scored and the metrics
+  virtual BenchmarkData load(const BenchmarkLoadOptions& options) const = 0;
+  // Scores from a file. The default reads winokit's generic layout, one JSON object a line:
+  // {"id": "...", "scores": [[s(text 0, image 0), s(text 0, image 1), ...], ...]}; a benchmark
+  // may accept its official layouts too.
+  virtual std::vector<ItemScores> load_scores(const BenchmarkData& data,
+                                              const std::filesystem::path& file) const;
+  virtual BenchmarkSummary evaluate(const BenchmarkData& data,
+                                    const std::vector<ItemScores>& scores,
+                                    const BenchmarkOptions& options) const = 0;
+};
+
+// Scores every (text, image) pair of every item with a CLIP runtime: exp(logit_scale) * cosine,
+// each distinct text and image embedded once (through the cache).
+std::vector<ItemScores> score_items(const BenchmarkData& data, const ClipRuntime& runtime);
+
+// The registered benchmarks, in registration order.
+const std::vector<std::unique_ptr<Benchmark>>& benchmarks();
+// UsageError naming the known benchmarks (and the closest one) when `name` is not registered.
+const Benchmark& find_benchmark(const std::string& name);
+std::vector<std::string> benchmark_names();
+
+// The built-in benchmarks' factories (one per benchmark, listed once in benchmark.cpp).
+std::unique_ptr<Benchmark> make_winoground_benchmark();
+std::unique_ptr<Benchmark> make_winogavil_benchmark();
+
+}  // namespace winokit

@@ -1,0 +1,92 @@
+// Comparing several runs on the same dataset: a leaderboard with intervals, and pairwise tests
+// on the same examples (exact McNemar on per-example outcomes, paired bootstrap interval of
+// the difference).
+//
+//   std::vector<winokit::Run> runs = {{"clip", clip_scores, {}}, {"blip", blip_scores, {}}};
+//   winokit::CompareResult c = winokit::compare_runs(dataset, runs, winokit::EvalOptions{});
+//
+// Correlating the runs' scores with numbers about the runs (the Winoground paper's Table 7:
+// multimodal pretraining data size), with and without some runs (the paper drops CLIP):
+//
+//   winokit::RunInfo info = winokit::load_run_info("runs.csv");  // run,pretraining_pairs,...
+//   c.run_correlations = winokit::correlate_runs(c, info, {"clip"});
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "winokit/eval/evaluation.hpp"
+
+#include "winokit/core/layer.hpp"
+WINOKIT_LAYER(eval);
+
+namespace winokit {
+
+struct Run {
+  std::string name;
+  std::vector<WinogroundScores> scores;
+  nlohmann::json source;  // provenance (file, hash, format)
+};
+
+struct PairwiseRow {
+  std::string a, b;
+  std::size_t metric = kGroup;
+  double difference = 0;   // proportion(a) - proportion(b)
+  std::size_t a_only = 0;  // examples a gets right and b wrong
+  std::size_t b_only = 0;
+  double p_mcnemar = 1.0;  // exact, two-sided
+  Interval paired_bootstrap;
+};
+
+// A table with a run-name column (`run`, `name` or `model`) and numeric columns; an empty cell
+// (or NA) is a missing value.
+struct RunInfo {
+  std::string file, sha256;
+  std::vector<std::string> columns;
+  std::map<std::string, std::map<std::string, double>> values;  // column -> run -> value
+};
+RunInfo load_run_info(const std::string& file);
+
+struct RunCorrelationRow {
+  std::string column;
+  std::size_t metric = kGroup;
+  std::vector<std::string> runs;  // the runs with a value, in compare's input order
+  Correlation pearson, spearman;  // across runs: the column against the run's score
+};
+
+struct RunCorrelationSet {
+  std::vector<std::string> excluded;    // empty: every run
+  std::vector<RunCorrelationRow> rows;  // columns with at least 3 runs
+  std::vector<std::string> messages;    // columns left out, and why
+};
+
+struct RunCorrelations {
+  std::string file, sha256;
+  std::vector<RunCorrelationSet> sets;  // all runs, then without the excluded runs (if any)
+};
+
+struct CompareResult {
+  EvalOptions options;
+  std::vector<std::string> names;                   // input order
+  std::vector<nlohmann::json> sources;              // input order
+  std::vector<GroupStats> leaderboard;              // sorted by group, then text, then image score
+  std::vector<PairwiseRow> pairwise;                // every pair (input order), every metric
+  std::optional<RunCorrelations> run_correlations;  // with --run-info
+};
+
+// Throws UsageError for fewer than two runs or duplicate names.
+CompareResult compare_runs(const WinogroundDataset& dataset, const std::vector<Run>& runs,
+                           const EvalOptions& options);
+
+// Pearson and Spearman r with two-sided p (t with N-2 df) across runs, between each numeric
+// column and each of the text/image/group scores; a column with fewer than 3 runs with a value
+// gets a message instead of a row. `exclude` names runs of `result` (UsageError otherwise).
+RunCorrelations correlate_runs(const CompareResult& result, const RunInfo& info,
+                               const std::vector<std::string>& exclude);
+std::string run_correlation_text();
+
+}  // namespace winokit

@@ -1,0 +1,80 @@
+// The WinoGAViL game's rules, as published (Bitton et al., 2022), free of storage and HTTP: cue
+// validation, the bonus table, qualification decisions and the scores of a round.
+//
+//   winokit::GameRules rules;                                    // the published defaults
+//   rules.check_cue("ocean", candidates, blocklist);             // throws GameError if invalid
+//   double bonus = rules.bonus(/*fool*/ 72.0, /*solvable*/ 86.7); // 0.18
+//
+// Scores are on a 0-100 scale: a solver's score is 100 x the Jaccard index of their picks and
+// the gold associations; the model's score likewise; fool-the-AI = 100 - model score; the
+// association's solvable-by-humans score is the mean of its three solvers' scores.
+#pragma once
+
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "winokit/core/layer.hpp"
+WINOKIT_LAYER(game);
+
+namespace winokit {
+
+// A refused game request: an HTTP status, a stable machine code and a message for people.
+class GameError : public std::runtime_error {
+ public:
+  GameError(int status, std::string code, const std::string& message)
+      : std::runtime_error(message), status_(status), code_(std::move(code)) {}
+  int status() const noexcept { return status_; }
+  const std::string& code() const noexcept { return code_; }
+
+ private:
+  int status_;
+  std::string code_;
+};
+
+struct BonusTier {
+  double min_fool = 0;  // fool-the-AI at least this (and below the next tier's minimum)
+  double bonus = 0;
+};
+
+struct GameRules {
+  std::vector<int> candidate_counts = {5, 6, 10, 12};
+  int min_associations = 2, max_associations = 5;
+  int solvers_per_association = 3;
+  // Bonus tiers for a spymaster whose association is solvable-by-humans at least
+  // `bonus_min_solvable`: fool-the-AI in [50,60) 0.03, [60,67) 0.07, [67,80) 0.18, >= 80 0.27.
+  double bonus_min_solvable = 80;
+  std::vector<BonusTier> bonus_tiers = {{50, 0.03}, {60, 0.07}, {67, 0.18}, {80, 0.27}};
+  // Qualification: solvers need a mean score >= this on the test instances; creators need
+  // fool-the-AI > `creator_min_fool` and solvable-by-humans > `creator_min_solvable` (means over
+  // their first `creator_qualification_rounds` associations once all are solved).
+  double solver_min_score = 80;
+  double creator_min_fool = 40, creator_min_solvable = 80;
+  int creator_qualification_rounds = 1;
+  // After creating an association a player solves this many others' (when any are open to them)
+  // before creating again: players alternate roles.
+  int solves_per_creation = 1;
+  int max_cue_bytes = 40;
+
+  // Throws GameError (400) unless `cue` is one word of letters (a hyphen or apostrophe inside
+  // allowed), not a candidate's name or a word of one, and not in the blocklist; compares
+  // case-insensitively. Returns the cue lower-cased.
+  std::string check_cue(const std::string& cue, const std::vector<std::string>& candidates,
+                        const std::set<std::string>& blocklist) const;
+  double bonus(double fool_the_ai, double solvable_by_humans) const;
+  // "50:0.03,60:0.07,67:0.18,80:0.27"; throws std::invalid_argument when malformed.
+  static std::vector<BonusTier> parse_bonus_tiers(const std::string& text);
+};
+
+// 100 x |a ∩ b| / |a ∪ b|.
+double jaccard_score(const std::vector<std::string>& a, const std::vector<std::string>& b);
+// Mean and population standard deviation (ddof = 0, numpy's default).
+void mean_and_std(const std::vector<double>& v, double& mean, double& stddev);
+
+// One word per line, '#' comments; lower-cased.
+std::set<std::string> parse_blocklist(const std::string& text);
+// A short built-in list of slurs and obscenities (the default when no --blocklist is given).
+const std::set<std::string>& default_blocklist();
+
+}  // namespace winokit

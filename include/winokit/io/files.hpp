@@ -1,0 +1,81 @@
+// File reading and all-or-nothing writing of result files.
+//
+//   std::string text = winokit::read_file("model/config.json");  // IoError if unreadable
+//   std::string rows = winokit::read_text_file("examples.jsonl"); // + size and line caps
+//   winokit::OutputSet out;
+//   out.add("report.json", json_text);
+//   out.add("report.html", html_text);
+//   out.commit();   // every target checked, every file written to a temporary, all renamed;
+//                   // if one rename fails, the ones before it are rolled back
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "winokit/core/layer.hpp"
+WINOKIT_LAYER(io);
+
+namespace winokit {
+
+// Reads a whole file. IoError (naming the file and the system's reason: not found, a directory,
+// permission denied, a symbolic-link loop, ...) when it cannot be read.
+std::string read_file(const std::filesystem::path& path);
+
+// Caps on a text input that is read whole and then parsed line by line (examples, scores,
+// tables). They are checked while the file streams in, so an oversized file or an endless line
+// is refused after reading at most the cap, whatever the file's size.
+struct TextLimits {
+  static constexpr std::size_t kMiB = std::size_t{1} << 20;
+  std::size_t max_file_bytes = 512 * kMiB;
+  std::size_t max_line_bytes = 1 * kMiB;  // 0: no cap on a line
+};
+
+// read_file with caps: InputError naming the file (and the line) beyond them. IoError as
+// read_file.
+std::string read_text_file(const std::filesystem::path& path, const TextLimits& limits = {});
+
+// SHA-256 (lowercase hex) of a file's bytes; IoError as read_file.
+std::string sha256_file(const std::filesystem::path& path);
+
+// The text without a leading UTF-8 byte order mark.
+std::string_view strip_bom(std::string_view text);
+
+// Missing output folders are created (and removed again when the write fails).
+// Writes one file atomically: a temporary file in the same directory, then renamed. `durable`
+// also flushes it to disk first (fsync); caches skip that.
+void write_file_atomic(const std::filesystem::path& path, const std::string& content,
+                       bool durable = true);
+
+// A set of result files that are written together. commit() first checks every target (its
+// folder exists and is writable, the target is not a folder, no target is named twice), then
+// writes every temporary file, then renames them one by one, keeping a hard link to each file
+// it replaces; if a rename fails, the targets already renamed get their old content back (or
+// are removed if they did not exist). On any failure it throws IoError (UsageError for a target
+// named twice) and the targets are as they were before.
+class OutputSet {
+ public:
+  void add(std::filesystem::path path, std::string content);
+  bool empty() const { return files_.empty(); }
+  // The files added so far, in order.
+  std::vector<std::filesystem::path> paths() const {
+    std::vector<std::filesystem::path> p;
+    for (const auto& f : files_)
+      p.push_back(f.first);
+    return p;
+  }
+  void commit();
+
+  // Test hook: called with the index of each target just before it is renamed (to simulate a
+  // concurrent change of the file system between the checks and the renames).
+  std::function<void(std::size_t)> before_rename_for_testing;
+
+ private:
+  std::vector<std::pair<std::filesystem::path, std::string>> files_;
+};
+
+}  // namespace winokit

@@ -1,0 +1,83 @@
+// CLIP in-process: configuration, weights (Hugging Face CLIPModel or OpenCLIP layout, F32/F16/
+// BF16 safetensors or PyTorch .bin; OpenAI's TorchScript .pt files), and the float32 forward
+// pass of both towers on oneDNN: a ViT or a ModifiedResNet (RN50, RN101, RN50x4, ...) image
+// tower, and the transformer text tower.
+//
+//   winokit::ClipModel model = winokit::ClipModel::load("clip-vit-base-patch32/");
+//   winokit::ClipModel rn50 = winokit::ClipModel::load("RN50.pt");  // openai/CLIP's file
+//   winokit::TowerOutput img = model.encode_images(pixels, n);   // pixels: [n, 3, 224, 224]
+//   winokit::TowerOutput txt = model.encode_texts({ids0, ids1}); // unpadded token ids
+//   float logit = model.logit_scale_exp() * cosine(img.embeds row, txt.embeds row);
+//
+// Results are bit-for-bit independent of the batch size, the batch composition and the thread
+// count: every GEMM row is computed by the same oneDNN kernel whatever M is (checked by tests),
+// and the other operations work row by row in a fixed order.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "winokit/model/clip_config.hpp"
+
+#include "winokit/core/layer.hpp"
+WINOKIT_LAYER(model);
+
+namespace winokit {
+
+struct TowerOutput {
+  int count = 0;
+  std::vector<float> embeds;  // [count, embed_dim], projected, not normalised
+  std::vector<float> hidden;  // [layers + 1, count, width] when requested: class-token (vision)
+                              // or end-of-text (text) state after the embeddings / each block
+  std::vector<float> tokens;  // [count, tokens, embed_dim] when requested: every token's final
+                              // state through the final norm and the projection
+  int token_count = 0;
+  // [layers + 1, count, width] when EncodeOptions::pooled_states: the mean and the max over
+  // tokens of each layer's states (vision: every token, class token included; text: positions
+  // up to and including end-of-text), after the embeddings (ln_pre for vision) and each block.
+  std::vector<float> hidden_mean, hidden_max;
+};
+
+struct EncodeOptions {
+  bool hidden_states = false;
+  bool token_states = false;
+  bool pooled_states = false;
+  // Text only: run all context_length positions instead of stopping at the longest
+  // end-of-text (same results; for benchmarks).
+  bool full_context = false;
+  // Run every GEMM on at least this many rows (zero rows added). Rows are independent, so
+  // results are unchanged; a fixed row count lets oneDNN reuse one compiled kernel per layer.
+  int gemm_rows = 0;
+};
+
+class ClipModel {
+ public:
+  // Loads config, weights and checks every tensor's presence and shape.
+  static ClipModel load(const std::filesystem::path& dir);
+  // A model with seeded random weights (normal, scaled like the reference initialisation).
+  static ClipModel random(const ClipConfig& config, std::uint64_t seed);
+  ClipModel(ClipModel&&) noexcept;
+  ClipModel& operator=(ClipModel&&) noexcept;
+  ~ClipModel();
+
+  const ClipConfig& config() const;
+  // SHA-256 of the weight files (or "random:<seed>"): the cache key of the model.
+  const std::string& weights_id() const;
+  float logit_scale_exp() const;
+
+  // pixels: [count, 3, image_size, image_size], normalised.
+  TowerOutput encode_images(const float* pixels, int count, const EncodeOptions& o = {}) const;
+  // Each sequence: start ... end ids, at most context_length long.
+  TowerOutput encode_texts(const std::vector<std::vector<int>>& ids,
+                           const EncodeOptions& o = {}) const;
+
+ private:
+  ClipModel();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace winokit

@@ -1,0 +1,34 @@
+// The two CLIP preprocessing pipelines reproduced exactly, on images decoded by
+// winokit/io/image_decode.hpp.
+//
+//   winokit::DecodedImage im = winokit::decode_image(store.read("ex_0_img_0"));
+//   std::vector<float> chw = winokit::preprocess(im, config.preprocess);  // [3, crop, crop]
+//
+// Pipelines (see ../shared/golden/clip/README.md):
+//  - hf (transformers CLIPImageProcessor): convert("RGB") first (alpha dropped), resize the
+//    shortest edge with PIL bicubic, centre crop with top = (h - crop) // 2, x / 255, normalise;
+//  - openai (openai/CLIP, OpenCLIP): resize in the image's own mode (palette images with
+//    NEAREST, RGBA/LA premultiplied), centre crop with top = round((h - crop) / 2) (half to
+//    even), then convert("RGB"), x / 255, normalise.
+// PIL's resampling is reproduced exactly: separable bicubic (a = -0.5), support widened by the
+// scale when downscaling, coefficients in 22-bit fixed point on 8-bit images.
+#pragma once
+
+#include <vector>
+
+#include "winokit/io/image_decode.hpp"
+#include "winokit/model/clip_config.hpp"
+
+#include "winokit/core/layer.hpp"
+WINOKIT_LAYER(model);
+
+namespace winokit {
+
+// PIL's convert("RGB").
+DecodedImage to_rgb(const DecodedImage& image);
+// PIL's Image.resize(size, BICUBIC) (NEAREST for palette images, premultiplied for RGBA / LA).
+DecodedImage pil_resize(const DecodedImage& image, int width, int height);
+
+std::vector<float> preprocess(const DecodedImage& image, const PreprocessConfig& config);
+
+}  // namespace winokit

@@ -1,0 +1,146 @@
+#include "winokit/eval/benchmark.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "winokit/core/error.hpp"
+#include "winokit/core/text.hpp"
+#include "winokit/io/files.hpp"
+
+namespace winokit {
+
+namespace {
+
+// The built-in benchmarks: adding one is one line here (and its factory).
+std::vector<std::unique_ptr<Benchmark>> builtin_benchmarks() {
+  std::vector<std::unique_ptr<Benchmark>> list;
+  list.push_back(make_winoground_benchmark());
+  list.push_back(make_winogavil_benchmark());
+  return list;
+}
+
+}  // namespace
+
+const std::vector<std::unique_ptr<Benchmark>>& benchmarks() {
+  static const std::vector<std::unique_ptr<Benchmark>> list = builtin_benchmarks();
+  return list;
+}
+
+std::vector<std::string> benchmark_names() {
+  std::vector<std::string> names;
+  for (const auto& b : benchmarks())
+    names.push_back(b->name());
+  return names;
+}
+
+const Benchmark& find_benchmark(const std::string& name) {
+  for (const auto& b : benchmarks()) {
+    if (b->name() == name) return *b;
+  }
+  std::string known;
+  for (const auto& n : benchmark_names())
+    known += (known.empty() ? "" : ", ") + n;
+  throw UsageError("unknown benchmark '" + name + "' (known: " + known + ")");
+}
+
+std::vector<ItemScores> Benchmark::load_scores(const BenchmarkData& data,
+                                               const std::filesystem::path& file) const {
+  const std::string text = read_text_file(file);
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < data.items.size(); ++i)
+    index.emplace(data.items[i].id, i);
+  std::vector<std::optional<ItemScores>> found(data.items.size());
+  std::size_t line_no = 0, begin = 0;
+  while (begin < text.size()) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string line(trim(std::string_view(text).substr(begin, end - begin)));
+    begin = end + 1;
+    ++line_no;
+    if (line.empty()) continue;
+    const Location where{file.string(), line_no, ""};
+    nlohmann::json row = nlohmann::json::parse(line, nullptr, false);
+    if (row.is_discarded() || !row.is_object()) throw InputError(where, "not a JSON object");
+    if (!row.contains("id")) throw InputError({where.file, line_no, "id"}, "missing");
+    const std::string id = row["id"].is_string() ? row["id"].get<std::string>() : row["id"].dump();
+    auto it = index.find(id);
+    if (it == index.end()) {
+      throw InputError(
+          {where.file, line_no, "id"},
+          "'" + id + "' is not an item of " + data.benchmark + " in " + data.file.string());
+    }
+    if (found[it->second]) throw InputError({where.file, line_no, "id"}, "'" + id + "' repeated");
+    const BenchmarkItem& item = data.items[it->second];
+    const nlohmann::json& m = row.value("scores", nlohmann::json());
+    const Location field{where.file, line_no, "scores"};
+    if (!m.is_array() || m.size() != item.texts.size()) {
+      throw InputError(field, "expected " + std::to_string(item.texts.size()) +
+                                  " rows (one per text) of " + std::to_string(item.images.size()) +
+                                  " scores (one per image)");
+    }
+    ItemScores s;
+    for (const auto& r : m) {
+      if (!r.is_array() || r.size() != item.images.size()) {
+        throw InputError(field, "expected rows of " + std::to_string(item.images.size()) +
+                                    " scores (one per image)");
+      }
+      for (const auto& v : r) {
+        if (!v.is_number() || !std::isfinite(v.get<double>())) {
+          throw InputError(field, "scores must be finite numbers");
+        }
+        s.push_back(v.get<double>());
+      }
+    }
+    found[it->second] = std::move(s);
+  }
+  std::vector<ItemScores> out;
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    if (!found[i]) {
+      throw InputError({file.string(), 0, "id"}, "no scores for item '" + data.items[i].id + "'",
+                       "every item of the benchmark needs one line");
+    }
+    out.push_back(std::move(*found[i]));
+  }
+  return out;
+}
+
+std::vector<ItemScores> score_items(const BenchmarkData& data, const ClipRuntime& runtime) {
+  std::vector<std::string> texts;
+  std::vector<ImageRequest> images;
+  std::map<std::string, std::size_t> text_index, image_index;
+  for (const auto& item : data.items) {
+    for (const auto& t : item.texts) {
+      if (text_index.emplace(t, texts.size()).second) texts.push_back(t);
+    }
+    for (const auto& im : item.images) {
+      if (image_index.emplace(im.name, images.size()).second) images.push_back(im);
+    }
+  }
+  const auto text_embeds = embed_texts(runtime, texts);
+  const auto image_embeds = embed_images(runtime, images);
+  const int dim = runtime.model->config().embed_dim;
+  const double scale = runtime.model->logit_scale_exp();
+  std::vector<ItemScores> out;
+  out.reserve(data.items.size());
+  for (const auto& item : data.items) {
+    ItemScores s;
+    for (const auto& t : item.texts) {
+      for (const auto& im : item.images) {
+        const double v = clip_score(&text_embeds[text_index[t] * dim],
+                                    &image_embeds[image_index[im.name] * dim], dim, scale);
+        if (!std::isfinite(v)) {
+          throw InputError(
+              {runtime.source, 0, ""},
+              "non-finite score for item " + item.id + " (text '" + t + "', image " + im.name + ")",
+              "the checkpoint's weights or logit_scale are broken");
+        }
+        s.push_back(v);
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace winokit

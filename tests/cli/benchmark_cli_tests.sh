@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The benchmark registry from the CLI: `winokit benchmarks`, the --help listing, and `winokit run`
+# for each registered benchmark, checked against the benchmark's own front end (eval, winogavil)
+# on the same data and scores.
+# Usage: benchmark_cli_tests.sh PATH/TO/winokit [SHARED_DIR]
+set -u
+CLI_DIR=$(cd "$(dirname "$0")" && pwd)
+WINOKIT=$(realpath "${1:?usage: benchmark_cli_tests.sh PATH/TO/winokit [SHARED_DIR]}")
+SHARED=$( [ -n "${2:-}" ] && realpath "$2" 2>/dev/null || echo "")
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK" || exit 1
+source "$CLI_DIR/lib.sh"
+export WINOKIT_CACHE_DIR="$WORK/cache"
+
+# percent KEYPATH FILE: a number from a JSON file (python3 is in scripts/setup).
+num() { python3 -c 'import json,sys
+d=json.load(open(sys.argv[2]))
+for k in sys.argv[1].split("."):
+    d=d[int(k)] if k.isdigit() else d[k]
+print(f"{d:.9f}")' "$1" "$2"; }
+
+expect "benchmarks lists the registry" 0 "winoground .*Winoground.*" -- "$WINOKIT" benchmarks
+expect "benchmarks lists winogavil" 0 "winogavil .*WinoGAViL" -- "$WINOKIT" benchmarks
+expect "--help lists the benchmarks" 0 "Benchmarks \(winokit run NAME\):" -- "$WINOKIT" --help
+expect "an unknown benchmark names the known ones" 2 "unknown benchmark 'nope' \(known: winoground, winogavil\)" -- "$WINOKIT" run nope --data x --scores y
+
+"$WINOKIT" synth --out syn --count 24 --seed 4 --image-size 64 >/dev/null 2>&1
+"$WINOKIT" eval --data syn --scorer random --seed 2 --scores-out s.jsonl --json e.json --quiet >/dev/null 2>&1
+expect "run winoground from the official scores layout" 0 "\| group score \| [0-9]+\.[0-9]{2} \| 24 \|" -- "$WINOKIT" run winoground --data syn --scores s.jsonl --json r.json --csv r.csv --markdown r.md
+for m in text image group; do
+  i=$(case $m in text) echo 0;; image) echo 1;; group) echo 2;; esac)
+  want=$(num overall.metrics.$m.percent e.json); got=$(num metrics.$i.percent r.json)
+  [ "$want" = "$got" ] && ok "run winoground $m score = eval's ($got)" || not_ok "run winoground $m" "$want vs $got"
+done
+[ "$(wc -l < r.csv)" -eq 25 ] && head -1 r.csv | grep -q "^id,text,image,group$" && ok "run --csv: one row per item" || not_ok "run --csv" "$(head -2 r.csv)"
+grep -q '"sha256"' r.json && grep -q "Provenance" r.md && ok "run records provenance" || not_ok "run provenance"
+
+# The generic scores layout gives the same result as the official one.
+python3 - s.jsonl > generic.jsonl <<'PY'
+import json, sys
+rows = {}
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    i, pair = r["label"].rsplit("_", 2)[0], r["label"].split("_", 1)[1]
+    rows.setdefault(i, {})[pair] = r["score"]
+for i, s in rows.items():
+    print(json.dumps({"id": i, "scores": [[s["c0_i0"], s["c0_i1"]], [s["c1_i0"], s["c1_i1"]]]}))
+PY
+if [ -s generic.jsonl ]; then
+  "$WINOKIT" run winoground --data syn --scores generic.jsonl --json g.json --quiet 2>/dev/null
+  [ "$(num metrics.2.percent g.json 2>/dev/null)" = "$(num metrics.2.percent r.json)" ] && ok "generic scores layout = official layout" || not_ok "generic scores layout"
+  head -3 generic.jsonl | sed '2s/\]\]}/], [1, 2]]}/' > bad.jsonl
+  expect "a bad generic row names file, line and field" 2 "bad.jsonl:2: field 'scores'" -- "$WINOKIT" run winoground --data syn --scores bad.jsonl --quiet
+else
+  not_ok "could not write the generic layout from s.jsonl" "$(head -2 s.jsonl)"
+fi
+expect "run needs exactly one scorer" 2 "exactly one of --model" -- "$WINOKIT" run winoground --data syn
+expect "run writes nothing on error" 2 "" -- "$WINOKIT" run winoground --data syn --scores bad.jsonl --json never.json --quiet
+[ ! -e never.json ] && ok "no half result file" || not_ok "never.json was written"
+
+if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
+  HFM="$SHARED/golden/clip/models/tiny-quickgelu-hf"
+  "$WINOKIT" eval --data syn --model "$HFM" --json em.json --quiet >/dev/null 2>&1
+  "$WINOKIT" run winoground --data syn --model "$HFM" --json rm.json --quiet >/dev/null 2>&1
+  [ -s rm.json ] && [ "$(num overall.metrics.group.percent em.json)" = "$(num metrics.2.percent rm.json)" ] && [ "$(num overall.metrics.text.percent em.json)" = "$(num metrics.0.percent rm.json)" ] \
+    && ok "run winoground --model = eval --model" || not_ok "run winoground --model"
+
+  mkdir -p wg/images
+  i=0
+  for w in sun moon star sea sand tree leaf dog cat fish rock snow fire rain wolf owl; do
+    cp "syn/images/ex_$((i % 24))_img_$((i % 2)).png" "wg/images/$w.png"; i=$((i + 1))
+  done
+  printf 'cue,R1,R2,R3\nsky,sun,moon,star\nbeach,sea,sand,sun\nforest,tree,leaf,owl\npet,dog,cat,fish\nwinter,snow,rain,fire\nnight,moon,owl,wolf\nstorm,rain,sea,rock\n' > wg/swow.csv
+  "$WINOKIT" swow --graph wg/swow.csv --images wg/images --out wg/inst.csv --seed 3 >/dev/null 2>&1
+  "$WINOKIT" winogavil --data wg/inst.csv --model "$HFM" --images wg/images --bootstrap 200 --json wj.json --quiet >/dev/null 2>&1
+  expect "run winogavil with a model" 0 "\| Jaccard \| [0-9]+\.[0-9]{2} \| 7 \|" -- "$WINOKIT" run winogavil --data wg/inst.csv --images wg/images --model "$HFM" --bootstrap 200 --json rj.json
+  [ -s rj.json ] && [ "$(num overall.mean_jaccard_percent wj.json)" = "$(num metrics.0.percent rj.json)" ] && ok "run winogavil Jaccard = winogavil's" || not_ok "run winogavil Jaccard" "$(num overall.mean_jaccard_percent wj.json) vs $(num metrics.0.percent rj.json)"
+  expect "run winogavil without --images" 2 "winogavil needs --images" -- "$WINOKIT" run winogavil --data wg/inst.csv --model "$HFM"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,147 @@
+// Table 6 (left): per-caption covariates against the raw image-caption scores; Table 7: run
+// information against the runs' scores. Expected values from a second implementation: mpmath at
+// 30 digits (Pearson from the definition, p = I_{df/(df+t^2)}(df/2, 1/2), i.e.
+// scipy.stats.pearsonr's two-sided p; Spearman as Pearson on average ranks, as
+// scipy.stats.spearmanr).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "test_util.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/data/covariates.hpp"
+#include "winokit/eval/compare.hpp"
+#include "winokit/eval/evaluation.hpp"
+
+namespace winokit {
+namespace {
+
+WinogroundScores ps(double c0i0, double c0i1, double c1i0, double c1i1) {
+  WinogroundScores p;
+  p.s = {c0i0, c0i1, c1i0, c1i1};
+  return p;
+}
+
+TEST(PairCorrelation, RawScoresAgainstPerCaptionCovariate) {
+  WinogroundDataset ds = test::dataset_of(5);
+  test::TempDir dir;
+  // Caption 0 / caption 1 values per example, given as rows id,caption,value (shuffled order).
+  const double c0[] = {3.5, 10.2, 7.7, 1.1, 5.0}, c1[] = {8.0, 2.2, 6.1, 9.9, 4.4};
+  std::string csv = "# a comment line\nid,caption,perplexity\n";
+  for (int i = 4; i >= 0; --i) {
+    csv += std::to_string(i) + ",1," + std::to_string(c1[i]) + "\n";
+    csv += std::to_string(i) + ",0," + std::to_string(c0[i]) + "\n";
+  }
+  auto covs = load_covariates(dir.write("ppl.csv", csv).string(), ds);
+  ASSERT_EQ(covs.size(), 1u);
+  ASSERT_TRUE(covs[0].per_caption());
+  std::vector<WinogroundScores> s = {ps(0.31, 0.22, 0.15, 0.40), ps(0.12, 0.35, 0.27, 0.18),
+                                     ps(0.25, 0.25, 0.30, 0.11), ps(0.41, 0.19, 0.08, 0.33),
+                                     ps(0.20, 0.29, 0.36, 0.24)};
+  EvalOptions opt;
+  opt.bootstrap_resamples = 100;
+  EvalResult r = evaluate(ds, s, {{}, covs}, opt);
+  // Caption length (built in, per caption: 3 words each, constant) and the perplexity.
+  ASSERT_EQ(r.pair_correlations.size(), 2u);
+  EXPECT_TRUE(std::isnan(r.pair_correlations[0].pearson.r));
+  const auto& p = r.pair_correlations[1];
+  EXPECT_EQ(p.covariate, "perplexity");
+  EXPECT_EQ(p.pearson.n, 20u);  // 4 pairs per example
+  EXPECT_NEAR(p.pearson.r, -0.16551564502705354, 1e-12);
+  EXPECT_NEAR(p.pearson.p, 0.48556469858693111, 1e-10);
+  EXPECT_NEAR(p.spearman.r, -0.11476094924911759, 1e-12);
+  EXPECT_NEAR(p.spearman.p, 0.62996419749708883, 1e-10);
+  // The correctness table still has the per-example (mean) covariate, N = examples.
+  ASSERT_EQ(r.correlations.size(), 6u);
+  EXPECT_EQ(r.correlations[3].pearson.n, 5u);
+  // A comment line shifts error lines: the bad value is on line 4 of the file.
+  try {
+    load_covariates(dir.write("bad.csv", "# c\nid,caption,perplexity\n0,0,1\n0,1,x\n").string(),
+                    ds);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.location().line, 4u);
+  }
+}
+
+TEST(PairCorrelation, PerplexityCovariateFromComputedValues) {
+  WinogroundDataset ds = test::dataset_of(2);
+  std::vector<CaptionPerplexity> v = {
+      {0, 0, 3, 10.0}, {0, 1, 3, 20.0}, {1, 0, 3, 30.0}, {1, 1, 3, 50.0}};
+  Covariate c = perplexity_covariate(ds, v, "gpt2");
+  ASSERT_TRUE(c.per_caption());
+  EXPECT_EQ(*c.values[1], 40.0);
+  const std::string csv = perplexity_csv(ds, v, false);
+  EXPECT_EQ(csv.substr(0, 2), "# ");
+  EXPECT_NE(csv.find("\nid,caption,tokens,perplexity\n0,0,3,10\n"), std::string::npos) << csv;
+}
+
+CompareResult board(const std::vector<std::pair<std::string, std::array<double, 3>>>& runs) {
+  CompareResult c;
+  for (const auto& [name, v] : runs) {
+    c.names.push_back(name);
+    GroupStats g;
+    g.name = name;
+    for (std::size_t m = 0; m < 3; ++m)
+      g.metrics[m].value = v[m];
+    c.leaderboard.push_back(g);
+  }
+  return c;
+}
+
+TEST(RunCorrelation, Table7WithAndWithoutExcludedRuns) {
+  test::TempDir dir;
+  auto file = dir.write("info.csv",
+                        "run,pretraining_pairs,params\na,400,1\nb,1800,\nd,12,NA\ne,5,\n"
+                        "unused,7,8\n");
+  RunInfo info = load_run_info(file.string());
+  CompareResult c = board({{"a", {0.30, 0.10, 0.08}},
+                           {"b", {0.25, 0.12, 0.07}},
+                           {"c", {0.20, 0.08, 0.05}},
+                           {"d", {0.40, 0.15, 0.11}},
+                           {"e", {0.10, 0.05, 0.02}}});
+  RunCorrelations rc = correlate_runs(c, info, {"a"});
+  ASSERT_EQ(rc.sets.size(), 2u);
+  // All runs: 4 with pretraining_pairs (c has none); params has 2 values (a, unused is not a run).
+  const auto& all = rc.sets[0];
+  ASSERT_EQ(all.rows.size(), 3u);
+  EXPECT_EQ(all.rows[0].runs, (std::vector<std::string>{"a", "b", "d", "e"}));
+  const double want_r[] = {-0.020883197218750529, 0.2355113142704729, 0.044294125359497259};
+  const double want_p[] = {0.97911680278124947, 0.7644886857295271, 0.95570587464050274};
+  const double want_rho[] = {0.2, 0.4, 0.2}, want_rho_p[] = {0.8, 0.6, 0.8};
+  for (std::size_t m = 0; m < 3; ++m) {
+    EXPECT_EQ(all.rows[m].metric, m);
+    EXPECT_NEAR(all.rows[m].pearson.r, want_r[m], 1e-12);
+    EXPECT_NEAR(all.rows[m].pearson.p, want_p[m], 1e-10);
+    EXPECT_NEAR(all.rows[m].spearman.r, want_rho[m], 1e-12);
+    EXPECT_NEAR(all.rows[m].spearman.p, want_rho_p[m], 1e-10);
+  }
+  ASSERT_EQ(all.messages.size(), 1u);
+  EXPECT_NE(all.messages[0].find("'params': 1 run(s)"), std::string::npos) << all.messages[0];
+  const auto& without = rc.sets[1];
+  ASSERT_EQ(without.rows.size(), 3u);
+  EXPECT_EQ(without.rows[0].pearson.n, 3u);
+  EXPECT_NEAR(without.rows[0].pearson.r, 0.0033838365165302741, 1e-12);
+  EXPECT_NEAR(without.rows[0].pearson.p, 0.99784577865600614, 1e-10);
+  EXPECT_NEAR(without.rows[1].pearson.r, 0.22831334894294824, 1e-12);
+  EXPECT_NEAR(without.rows[1].pearson.p, 0.85335786818019704, 1e-10);
+  EXPECT_NEAR(without.rows[2].spearman.r, 0.5, 1e-12);
+  EXPECT_NEAR(without.rows[2].spearman.p, 2.0 / 3.0, 1e-10);
+  EXPECT_THROW(correlate_runs(c, info, {"nope"}), UsageError);
+}
+
+TEST(RunCorrelation, FewerThanThreeRunsIsAMessageNotNaN) {
+  test::TempDir dir;
+  RunInfo info = load_run_info(dir.write("i.csv", "name,pairs\na,1\nb,2\n").string());
+  RunCorrelations rc =
+      correlate_runs(board({{"a", {0.1, 0.1, 0.1}}, {"b", {0.2, 0.2, 0.2}}}), info, {});
+  ASSERT_EQ(rc.sets.size(), 1u);
+  EXPECT_TRUE(rc.sets[0].rows.empty());
+  ASSERT_EQ(rc.sets[0].messages.size(), 1u);
+  EXPECT_NE(rc.sets[0].messages[0].find("at least 3"), std::string::npos);
+  EXPECT_THROW(load_run_info(dir.write("j.csv", "run,pairs\na,lots\n").string()), InputError);
+  EXPECT_THROW(load_run_info(dir.write("k.csv", "run,pairs\na,1\na,2\n").string()), InputError);
+}
+
+}  // namespace
+}  // namespace winokit

@@ -1,0 +1,250 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+
+#include "test_util.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/text.hpp"
+#include "winokit/data/winoground.hpp"
+#include "winokit/io/image_decode.hpp"
+#include "winokit/model/preprocess.hpp"
+#include "winokit/report.hpp"
+
+namespace winokit {
+namespace {
+
+struct Fixture {
+  WinogroundDataset ds = test::dataset_of(400);
+  std::vector<WinogroundScores> scores;
+  EvalResult result;
+  ReportContext ctx;
+  Fixture() {
+    // 123 text right (30.75%), 42 image right (10.50%), 32 group right (8.00%): the paper's
+    // CLIP ViT-B/32 row.
+    // Order c0_i0, c0_i1, c1_i0, c1_i1: 32 both right, 91 text only, 10 image only, rest wrong.
+    const WinogroundScores both{{0.9, 0.1, 0.2, 0.8}}, text_only{{0.5, 0.6, 0.4, 0.9}},
+        image_only{{0.5, 0.4, 0.6, 0.9}}, neither{{0.1, 0.9, 0.9, 0.1}};
+    for (int i = 0; i < 400; ++i) {
+      scores.push_back(i < 32 ? both : i < 123 ? text_only : i < 133 ? image_only : neither);
+    }
+    EvalOptions opt;
+    opt.bootstrap_resamples = 1000;
+    result = evaluate(ds, scores, {}, opt);
+    ctx = make_context(ds, "CLIP (ViT-B/32)", {{"kind", "test"}}, {}, opt);
+  }
+};
+
+TEST(Report, MarkdownShapedLikeThePaperWithTwoDecimals) {
+  Fixture f;
+  ASSERT_EQ(f.result.overall.metrics[kText].correct, 123u);
+  std::string md = markdown_report(f.result, f.ctx);
+  EXPECT_NE(md.find("| CLIP (ViT-B/32) | 30.75 | "), std::string::npos) << md;
+  EXPECT_NE(md.find("| Random chance | 25.00 | 25.00 | 16.67 |"), std::string::npos);
+  EXPECT_NE(md.find("Ties: 0 of 1600 comparisons"), std::string::npos);
+  EXPECT_NE(md.find("t over 4 folds (paper)"), std::string::npos);
+}
+
+TEST(Report, JsonCarriesEveryFigureMethodAndHashes) {
+  Fixture f;
+  auto j = json_report(f.result, f.ctx);
+  const auto& text = j["overall"]["metrics"]["text"];
+  EXPECT_DOUBLE_EQ(text["percent"].get<double>(), 30.75);
+  EXPECT_EQ(text["n"], 400);
+  EXPECT_EQ(text["correct"], 123);
+  EXPECT_TRUE(text["intervals"]["fold_t"]["method"].get<std::string>().find("Student") !=
+              std::string::npos);
+  EXPECT_EQ(j["provenance"]["options"]["seed"], 0);
+  EXPECT_EQ(j["provenance"]["dataset"]["n"], 400);
+  EXPECT_EQ(j["provenance"]["version"], "0.1.0");
+  EXPECT_GE(j["overall"]["metrics"]["group"]["intervals"]["bootstrap_bca"]["high"].get<double>(),
+            8.0);
+}
+
+TEST(Report, CsvHasOneRowPerGroupAndMetric) {
+  Fixture f;
+  std::string csv = csv_report(f.result, f.ctx);
+  std::size_t groups = 1;
+  for (const auto& b : f.result.breakdowns)
+    groups += b.groups.size();
+  EXPECT_EQ(split_lines(csv).size(), 1 + 3 * groups);
+  EXPECT_NE(csv.find("overall,Overall,400,text,30.7500,123,"), std::string::npos);
+}
+
+TEST(Report, HtmlIsSelfContainedWithCharts) {
+  Fixture f;
+  std::string html = html_report(f.result, f.ctx);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("stroke-dasharray"), std::string::npos);  // chance lines
+  EXPECT_EQ(html.find("<script src"), std::string::npos);
+  EXPECT_EQ(html.find("http://cdn"), std::string::npos);
+  EXPECT_NE(html.find("CLIP (ViT-B/32)"), std::string::npos);
+}
+
+TEST(Report, HtmlHeadlineScrollBoxesAndProvenanceTable) {
+  Fixture f;
+  std::string html = html_report(f.result, f.ctx);
+  EXPECT_NE(html.find("class=\"headline\""), std::string::npos);
+  EXPECT_NE(html.find("<b>30.75</b>"), std::string::npos);  // the text score in the headline
+  EXPECT_NE(html.find("<div class=\"scroll\"><table>"), std::string::npos);
+  EXPECT_NE(html.find("<table class=\"prov\">"), std::string::npos);
+  EXPECT_EQ(html.find("<pre>"), std::string::npos);  // no raw JSON dump
+  EXPECT_NE(html.find("<td>options.seed</td><td>0</td>"), std::string::npos);
+  EXPECT_EQ(html.find("Random weights."), std::string::npos);
+  EXPECT_EQ(html.find("id=\"examples\""), std::string::npos);  // no browser unless asked
+}
+
+TEST(Report, RandomWeightsAreSaidInTheHeader) {
+  Fixture f;
+  f.ctx.provenance["scorer"] = {{"kind", "clip"}, {"model", "random weights (seed 1)"}};
+  std::string html = html_report(f.result, f.ctx);
+  const auto warn = html.find("Random weights.");
+  ASSERT_NE(warn, std::string::npos);
+  EXPECT_LT(warn, html.find("class=\"headline\""));
+}
+
+TEST(Report, CompareNamesItsModelColumn) {
+  Fixture f;
+  std::vector<WinogroundScores> flipped = f.scores;
+  std::reverse(flipped.begin(), flipped.end());
+  EvalOptions opt;
+  opt.bootstrap_resamples = 200;
+  CompareResult c = compare_runs(f.ds, {{"a", f.scores, {}}, {"b", flipped, {}}}, opt);
+  std::string html = html_compare(c, {{"dataset", {{"examples", "x"}}}});
+  EXPECT_NE(html.find("<tr><th>Model</th><th>N</th>"), std::string::npos);
+  EXPECT_EQ(html.find("<tr><th>Group</th><th>N</th>"), std::string::npos);
+}
+
+TEST(Report, CaptionDifferencesAreMarked) {
+  auto d = caption_diff_html("a mug in some grass", "some grass in a mug");
+  // One longest common subsequence is "some grass" (or "a mug"); the rest moved.
+  EXPECT_EQ(d[0], "<mark>a</mark> <mark>mug</mark> <mark>in</mark> some grass");
+  EXPECT_EQ(d[1], "some grass <mark>in</mark> <mark>a</mark> <mark>mug</mark>");
+  auto same = caption_diff_html("The cat, sat", "the cat sat");
+  EXPECT_EQ(same[0], "The cat, sat");  // case and punctuation do not count as a difference
+  auto esc = caption_diff_html("<b> x", "x <b>");
+  EXPECT_NE(esc[0].find("&lt;b&gt;"), std::string::npos);
+}
+
+TEST(Report, ExampleBrowserHasEveryExampleFiltersAndMargins) {
+  Fixture f;
+  ExampleBrowser eb{&f.ds, {"m1", "m2"}, {f.scores, f.scores}, {}, {}};
+  eb.images.assign(f.ds.examples.size(), {"data:image/jpeg;base64,AAAA", ""});
+  std::string html = example_browser_html(eb);
+  std::size_t items = 0;
+  for (std::size_t p = html.find("<li class=\"ex\""); p != std::string::npos;
+       p = html.find("<li class=\"ex\"", p + 1))
+    ++items;
+  EXPECT_EQ(items, 400u);
+  EXPECT_NE(html.find("id=\"f-outcome\""), std::string::npos);
+  EXPECT_NE(html.find("id=\"f-model\""), std::string::npos);  // two models: disagreement filter
+  EXPECT_NE(html.find("value=\"0:1:4\">m1 group right, m2 wrong"), std::string::npos);
+  EXPECT_NE(html.find("id=\"f-sort\""), std::string::npos);
+  // WinogroundExample 0 is right on all three (both) with margin min(0.7, 0.7, 0.8, 0.6) = 0.6.
+  EXPECT_NE(html.find("data-o=\"7,7\" data-ties=\"0,0\" data-margin=\"0.6,0.6\""),
+            std::string::npos);
+  EXPECT_NE(html.find("<img src=\"data:image/jpeg;base64,AAAA\""), std::string::npos);
+  EXPECT_EQ(html.find("src=\"http"), std::string::npos);
+  EXPECT_EQ(parse_html_images("link"), HtmlImages::Link);
+  EXPECT_THROW(parse_html_images("inline"), UsageError);
+}
+
+TEST(Report, MarkdownPagesShareTheStyle) {
+  const std::string md =
+      "## Probes: m (N = 4)\n\n| Probe | Accuracy |\n|---|---:|\n| pair | 1.00 |\n";
+  nlohmann::json prov = {{"scorer", {{"model", "random weights (seed 2)"}}}, {"n", 4}};
+  std::string html = markdown_html("Probes: m", md, prov);
+  EXPECT_EQ(html.find("<h1>"), std::string::npos);  // the markdown's heading is the title
+  const auto heading = html.find("<h2>Probes: m (N = 4)</h2>");
+  ASSERT_NE(heading, std::string::npos);
+  const auto warn = html.find("Random weights.");
+  EXPECT_GT(warn, heading);
+  EXPECT_LT(warn, html.find("<table>"));
+  EXPECT_NE(html.find("<div class=\"scroll\"><table><tr><th>Probe</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td>scorer.model</td><td>random weights (seed 2)</td>"), std::string::npos);
+  std::string plain = markdown_html("Other", "| a |\n|---|\n| 1 |\n", {{"n", 1}});
+  EXPECT_NE(plain.find("<h1>Other</h1>"), std::string::npos);
+  EXPECT_EQ(plain.find("Random weights."), std::string::npos);
+}
+
+// Decodes standard base64 (the test's check of the embedded thumbnails).
+std::string unbase64(const std::string& text) {
+  const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  unsigned buffer = 0;
+  int bits = 0;
+  for (char c : text) {
+    const auto v = alphabet.find(c);
+    if (v == std::string::npos) break;
+    buffer = (buffer << 6) | static_cast<unsigned>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((buffer >> bits) & 0xff);
+    }
+  }
+  return out;
+}
+
+TEST(Report, ThumbnailsOfPhotosPngsAndGrayJpegs) {
+  const std::filesystem::path images =
+      std::filesystem::path(WINOKIT_SHARED_DIR) / "golden/clip/images";
+  if (!std::filesystem::exists(images / "coffee_1920x1281.jpg")) GTEST_SKIP() << "no images";
+  test::TempDir dir;
+  dir.write("examples.jsonl", test::example_line(0) + test::example_line(1));
+  std::filesystem::create_directories(dir.path() / "images");
+  const std::array<std::pair<const char*, const char*>, 4> files = {
+      {{"coffee_1920x1281.jpg", "ex_0_img_0.jpg"},  // large photo: the scaled JPEG path
+       {"rocket_gray.jpg", "ex_0_img_1.jpg"},       // grayscale JPEG
+       {"coffee_rgba.png", "ex_1_img_0.png"},       // PNG with alpha
+       {"tiny_upscale.png", "ex_1_img_1.png"}}};    // smaller than a thumbnail: kept
+  for (const auto& [from, to] : files)
+    std::filesystem::copy_file(images / from, dir.path() / "images" / to);
+  WinogroundDataset ds = load_dataset(dir.path());
+  auto uris = example_images(ds, HtmlImages::Embed, dir.path());
+  ASSERT_EQ(uris.size(), 2u);
+  for (const auto& pair : uris) {
+    for (const auto& uri : pair) {
+      const std::string prefix = "data:image/jpeg;base64,";
+      ASSERT_EQ(uri.rfind(prefix, 0), 0u);
+      DecodedImage im = decode_image(unbase64(uri.substr(prefix.size())), "thumbnail");
+      EXPECT_LE(std::max(im.width, im.height), 160);
+      EXPECT_GT(std::min(im.width, im.height), 0);
+    }
+  }
+  DecodedImage big = decode_image(unbase64(uris[0][0].substr(23)), "t");
+  EXPECT_EQ(big.width, 160);  // 1920x1281 -> 160x107, the aspect ratio kept
+  EXPECT_EQ(big.height, 107);
+  EXPECT_EQ(big.mode, PixelMode::RGB);
+  auto links = example_images(ds, HtmlImages::Link, dir.path());
+  EXPECT_EQ(links[0][0], "images/ex_0_img_0.jpg");
+  auto none = example_images(ds, HtmlImages::None, dir.path());
+  EXPECT_TRUE(none[0][0].empty());
+}
+
+TEST(Report, PerExampleJsonlOneLineEach) {
+  Fixture f;
+  std::string out = per_example_jsonl(f.ds, f.scores, f.result, {});
+  auto lines = split_lines(out);
+  ASSERT_EQ(lines.size(), 400u);
+  auto first = nlohmann::json::parse(lines[0]);
+  EXPECT_EQ(first["id"], 0);
+  EXPECT_EQ(first["text"], true);
+  EXPECT_EQ(first["scores"]["c0_i0"], 0.9);
+}
+
+TEST(Report, Base64Rfc4648Vectors) {
+  EXPECT_EQ(base64(""), "");
+  EXPECT_EQ(base64("f"), "Zg==");
+  EXPECT_EQ(base64("fo"), "Zm8=");
+  EXPECT_EQ(base64("foobar"), "Zm9vYmFy");
+}
+
+TEST(Report, HtmlEscapes) {
+  EXPECT_EQ(html_escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+}
+
+}  // namespace
+}  // namespace winokit

@@ -1,0 +1,56 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "test_util.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/data/swow.hpp"
+#include "winokit/data/winogavil.hpp"
+#include "winokit/eval/association.hpp"
+#include "winokit/eval/association_solver.hpp"
+#include "winokit/eval/supervised.hpp"
+#include "winokit/model/clip_model.hpp"
+#include "winokit/model/compute.hpp"
+#include "winokit/report/winogavil_report.hpp"
+
+namespace winokit {
+namespace {
+
+const std::string kCsv =
+    "candidates,cue,associations,score_fool_the_ai,num_associations,num_candidates,"
+    "solvers_jaccard_mean,solvers_jaccard_std,ID,clip_vit_32_predictions\n"
+    "\"[\"\"eagle\"\", \"\"teepee\"\", \"\"factory\"\", \"\"metal\"\", \"\"ash\"\"]\",bald,"
+    "\"[\"\"eagle\"\", \"\"ash\"\"]\",0,2,5,1.0,0.0,0,\"['eagle', 'metal']\"\n"
+    "\"['rose', 'splinter', 'cat', 'dog', 'sun', 'moon', 'ice cream', 'x', 'y', 'z']\",thorn,"
+    "\"['rose', 'splinter', 'cat']\",50,3,10,0.8,0.1,7,\"['rose', 'splinter', 'cat']\"\n";
+
+TEST(WinoGAViL, ReportLabelsSolversPrintsPaperReferencesAndTable10) {
+  auto a = load_winogavil(kAssets +
+                          "test_sets_with_zero_shot_predictions/game_5_6_with_predictions.csv");
+  auto r = evaluate_associations(a, predictions_from_column(a, "clip_vit_32_predictions"), {});
+  ASSERT_EQ(r.cross.size(), 2u);
+  EXPECT_EQ(r.cross[0].candidates, 5);
+  EXPECT_EQ(r.cross[0].k, 2);
+  EXPECT_EQ(r.cross[0].n, 1u);
+  EXPECT_NEAR(r.cross[1].mean, 0.5, 1e-12);
+  EXPECT_NEAR(r.cross[1].chance, expected_random_jaccard(6, 3), 1e-12);
+  const std::string md = markdown_associations(r, "clip");
+  EXPECT_NE(md.find("Solvers in the file (%)"), std::string::npos) << md;
+  EXPECT_EQ(md.find("Humans (%)"), std::string::npos);
+  EXPECT_NE(md.find("| 5 | 1 | 100.0 | 100 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 30.0 | 38 | 100.0 |"), std::string::npos) << md;  // exact, paper's, solvers
+  EXPECT_NE(md.find("| 6 | - | 50.0 (1) |"), std::string::npos) << md;   // Table 10 row
+  EXPECT_NE(md.find("90 / 92 / 95 % Jaccard"), std::string::npos);
+  EXPECT_NE(md.find("38/34/24/17"), std::string::npos);
+  const auto j = json_associations(r, "clip", nlohmann::json::object());
+  EXPECT_EQ(j["candidates_by_k"].size(), 2u);
+  EXPECT_EQ(j["breakdowns"][0]["groups"][0]["paper_chance_percent"], 38);
+  EXPECT_EQ(paper_random_chance_percent(12), 17);
+  EXPECT_FALSE(paper_random_chance_percent(7));
+}
+
+}  // namespace
+}  // namespace winokit
