@@ -1,4 +1,4 @@
-#include "winokit/vilt_rival.hpp"
+#include "winokit/game/vilt_rival.hpp"
 
 #include <mutex>
 

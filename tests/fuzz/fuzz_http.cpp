@@ -17,8 +17,8 @@
 #include <string>
 
 #include "winokit/error.hpp"
-#include "winokit/game.hpp"
-#include "winokit/game_server.hpp"
+#include "winokit/game/game.hpp"
+#include "winokit/game/server.hpp"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include "winokit/image.hpp"
 #include "winokit/safetensors.hpp"
 #include "winokit/vilt.hpp"
-#include "winokit/vilt_rival.hpp"
+#include "winokit/game/vilt_rival.hpp"
 #include "winokit/vilt_scorer.hpp"
 #include "winokit/wordpiece.hpp"
 

@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "winokit/game.hpp"
+#include "winokit/game/rival.hpp"
 #include "winokit/vilt_scorer.hpp"
 
 namespace winokit {
