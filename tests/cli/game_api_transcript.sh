@@ -49,7 +49,14 @@ call() {
   { echo "=== $name: $method $path"; mask <<<"$resp"; echo; } >> "$OUT"
   LAST=$(awk 'BEGIN{b=0} /^\r?$/{b=1; next} b' <<<"$resp")
 }
-field() { jq -r "$1" <<<"$LAST"; }
+# field KEY...: a value of the last response's JSON body (keys, or indexes into lists).
+field() {
+  python3 -c 'import json, sys
+v = json.loads(sys.stdin.read())
+for k in sys.argv[1:]:
+    v = v[int(k)] if isinstance(v, list) else v[k]
+print(v)' "$@" <<<"$LAST"
+}
 
 call "status" anon GET /api/status ''
 call "register spy" spy POST /api/register '{"name":"spy","password":"password1"}'
@@ -70,9 +77,9 @@ CSRF=nope call "new round: bad csrf" spy POST /api/rounds '{}'
 CTYPE=text/plain call "new round: not json" spy POST /api/rounds '{}'
 call "new round: cross-site" spy POST /api/rounds '{}' -H 'Origin: http://evil.example'
 call "new round" spy POST /api/rounds '{}'
-R1=$(field .id)
-c0=$(field '.candidates[0]')
-c1=$(field '.candidates[1]')
+R1=$(field id)
+c0=$(field candidates 0)
+c1=$(field candidates 1)
 call "submit: bad cue" spy POST "/api/rounds/$R1/submit" "{\"cue\":\"two words\",\"associations\":[\"$c0\",\"$c1\"]}"
 call "submit: cue names a candidate" spy POST "/api/rounds/$R1/submit" "{\"cue\":\"$c0\",\"associations\":[\"$c0\",\"$c1\"]}"
 call "submit: one association" spy POST "/api/rounds/$R1/submit" "{\"cue\":\"ocean\",\"associations\":[\"$c0\"]}"
@@ -89,8 +96,8 @@ call "next solve: nothing for the creator" spy GET /api/solve/next ''
 for u in sol1 sol2 sol3; do
   call "next solve $u" "$u" GET /api/solve/next ''
   call "next solve again $u" "$u" GET /api/solve/next ''
-  a0=$(field '.candidates[0]')
-  a1=$(field '.candidates[2]')
+  a0=$(field candidates 0)
+  a1=$(field candidates 2)
   [ "$u" = sol2 ] && call "solve: wrong count" "$u" POST "/api/solve/$R1" "{\"picks\":[\"$a0\"]}"
   [ "$u" = sol2 ] && call "solve: twice the same" "$u" POST "/api/solve/$R1" "{\"picks\":[\"$a0\",\"$a0\"]}"
   [ "$u" = sol3 ] && a1=$c1
@@ -98,10 +105,10 @@ for u in sol1 sol2 sol3; do
 done
 call "solve: already solved" sol1 POST "/api/solve/$R1" "{\"picks\":[\"$c0\",\"$c1\"]}"
 call "new round by sol1" sol1 POST /api/rounds '{}'
-R2=$(field .id)
-d0=$(field '.candidates[0]')
-d1=$(field '.candidates[1]')
-d2=$(field '.candidates[2]')
+R2=$(field id)
+d0=$(field candidates 0)
+d1=$(field candidates 1)
+d2=$(field candidates 2)
 call "submit by sol1" sol1 POST "/api/rounds/$R2/submit" "{\"cue\":\"winter\",\"associations\":[\"$d0\",\"$d1\",\"$d2\"]}"
 call "report: not seen" sol2 POST "/api/rounds/$R2/report" '{"reason":"spam"}'
 call "report: no such round" sol2 POST /api/rounds/999/report '{"reason":"spam"}'
@@ -111,7 +118,7 @@ call "solve: hidden" spy POST "/api/solve/$R2" "{\"picks\":[\"$d0\",\"$d1\",\"$d
 call "admin reports: not admin" boss GET /api/admin/reports ''
 "$WINOKIT" game admin --db game.db --grant boss 2>/dev/null || echo "FAIL - game admin --grant"
 call "admin reports" boss GET /api/admin/reports ''
-REP=$(field '.reports[0].id')
+REP=$(field reports 0 id)
 call "review: bad action" boss POST "/api/admin/reports/$REP" '{"action":"burn"}'
 call "review: no such report" boss POST /api/admin/reports/999 '{"action":"restore"}'
 call "review: not admin" spy POST "/api/admin/reports/$REP" '{"action":"restore"}'
