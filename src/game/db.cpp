@@ -324,6 +324,30 @@ std::unique_ptr<Database> open_database(const std::string& url, SqliteSync sync,
   return std::make_unique<SqliteDatabase>(path, sync, read_only);
 }
 
+void ConnectionPool::add(std::unique_ptr<Database> db) {
+  free_.push_back(db.get());
+  all_.push_back(std::move(db));
+}
+
+ConnectionPool::Lease ConnectionPool::acquire() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [&] { return !free_.empty(); });
+  Database* db = free_.back();
+  free_.pop_back();
+  return Lease(*this, db);
+}
+
+void ConnectionPool::give_back(Database* db) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(db);
+  }
+  cv_.notify_one();
+}
+
+namespace {
+
+// The newest migration applied (0: none); creates the bookkeeping table when missing.
 int schema_version(Database& db) {
   db.query(
       "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
@@ -331,6 +355,8 @@ int schema_version(Database& db) {
   const auto rows = db.query("SELECT MAX(version) FROM schema_migrations");
   return rows.empty() ? 0 : static_cast<int>(db_int(rows[0][0]));
 }
+
+}  // namespace
 
 int migrate(Database& db) {
   int version = schema_version(db);

@@ -61,13 +61,14 @@ bool same_word(const std::string& a, const std::string& b) {
 
 std::string GameRules::check_cue(const std::string& cue, const std::vector<std::string>& candidates,
                                  const std::set<std::string>& blocklist) const {
-  if (cue.empty()) throw GameError(400, "bad_cue", "the cue is empty");
+  if (cue.empty()) throw GameError(GameErrorKind::Invalid, "bad_cue", "the cue is empty");
   if (static_cast<int>(cue.size()) > max_cue_bytes) {
-    throw GameError(400, "bad_cue",
+    throw GameError(GameErrorKind::Invalid, "bad_cue",
                     "the cue is longer than " + std::to_string(max_cue_bytes) + " bytes");
   }
   std::string lower;
-  if (!lower_utf8(cue, lower)) throw GameError(400, "bad_cue", "the cue is not valid UTF-8");
+  if (!lower_utf8(cue, lower))
+    throw GameError(GameErrorKind::Invalid, "bad_cue", "the cue is not valid UTF-8");
   // One word: letters only, with a hyphen or apostrophe allowed between letters.
   const auto* s = reinterpret_cast<const std::uint8_t*>(lower.data());
   const auto n = static_cast<std::int32_t>(lower.size());
@@ -79,7 +80,8 @@ std::string GameRules::check_cue(const std::string& cue, const std::vector<std::
     const bool letter = u_isalpha(c) != 0;
     const bool joiner = c == '-' || c == '\'';
     if (!letter && !(joiner && previous_letter && i < n)) {
-      throw GameError(400, "bad_cue", "the cue must be one word made of letters");
+      throw GameError(GameErrorKind::Invalid, "bad_cue",
+                      "the cue must be one word made of letters");
     }
     previous_letter = letter;
   }
@@ -90,11 +92,12 @@ std::string GameRules::check_cue(const std::string& cue, const std::vector<std::
     for (const auto& w : words_of(name))
       clash = clash || same_word(lower, w);
     if (clash) {
-      throw GameError(400, "cue_names_candidate",
+      throw GameError(GameErrorKind::Invalid, "cue_names_candidate",
                       "the cue may not be the name of a candidate ('" + candidate + "')");
     }
   }
-  if (blocklist.count(lower)) throw GameError(400, "cue_blocked", "this cue is not allowed");
+  if (blocklist.count(lower))
+    throw GameError(GameErrorKind::Invalid, "cue_blocked", "this cue is not allowed");
   return lower;
 }
 

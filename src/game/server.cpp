@@ -26,6 +26,27 @@ namespace winokit {
 
 using nlohmann::json;
 
+namespace {
+
+// The one place game errors become HTTP statuses.
+constexpr std::pair<GameErrorKind, int> kHttpStatuses[] = {
+    {GameErrorKind::Invalid, 400},        {GameErrorKind::Unauthorized, 401},
+    {GameErrorKind::Forbidden, 403},      {GameErrorKind::NotFound, 404},
+    {GameErrorKind::WrongMethod, 405},    {GameErrorKind::Conflict, 409},
+    {GameErrorKind::Gone, 410},           {GameErrorKind::TooLarge, 413},
+    {GameErrorKind::WrongMediaType, 415}, {GameErrorKind::RateLimited, 429},
+    {GameErrorKind::Internal, 500},       {GameErrorKind::Busy, 503},
+};
+
+}  // namespace
+
+int http_status(GameErrorKind kind) {
+  for (const auto& [k, status] : kHttpStatuses) {
+    if (k == kind) return status;
+  }
+  return 500;
+}
+
 std::string HttpRequest::header(const std::string& name) const {
   for (const auto& [k, v] : headers) {
     if (k.size() == name.size() && std::equal(k.begin(), k.end(), name.begin(), [](char a, char b) {
@@ -88,9 +109,9 @@ void send_json(HttpResponse& res, int status, const json& body) {
   res.content_type = "application/json";
 }
 
-void send_error(HttpResponse& res, int status, const std::string& code,
+void send_error(HttpResponse& res, GameErrorKind kind, const std::string& code,
                 const std::string& message) {
-  send_json(res, status, {{"error", {{"code", code}, {"message", message}}}});
+  send_json(res, http_status(kind), {{"error", {{"code", code}, {"message", message}}}});
 }
 
 std::string cookie_value(const HttpRequest& req, const std::string& name) {
@@ -125,20 +146,24 @@ std::string content_type_of(const std::filesystem::path& p) {
 
 std::int64_t path_id(const std::vector<std::string>& matches) {
   const std::string& s = matches.at(1);
-  if (s.empty() || s.size() > 18) throw GameError(404, "not_found", "no such id");
+  if (s.empty() || s.size() > 18)
+    throw GameError(GameErrorKind::NotFound, "not_found", "no such id");
   return std::stoll(s);
 }
 
 std::vector<std::string> string_list(const json& body, const char* key) {
   const auto it = body.find(key);
   if (it == body.end() || !it->is_array()) {
-    throw GameError(400, "bad_request", std::string("'") + key + "' must be a list of names");
+    throw GameError(GameErrorKind::Invalid, "bad_request",
+                    std::string("'") + key + "' must be a list of names");
   }
-  if (it->size() > 64) throw GameError(400, "bad_request", std::string("'") + key + "' too long");
+  if (it->size() > 64)
+    throw GameError(GameErrorKind::Invalid, "bad_request", std::string("'") + key + "' too long");
   std::vector<std::string> out;
   for (const auto& v : *it) {
     if (!v.is_string())
-      throw GameError(400, "bad_request", std::string("'") + key + "' holds names");
+      throw GameError(GameErrorKind::Invalid, "bad_request",
+                      std::string("'") + key + "' holds names");
     out.push_back(v.get<std::string>());
   }
   return out;
@@ -147,11 +172,13 @@ std::vector<std::string> string_list(const json& body, const char* key) {
 std::string string_field(const json& body, const char* key, bool required = true) {
   const auto it = body.find(key);
   if (it == body.end() || it->is_null()) {
-    if (required) throw GameError(400, "bad_request", std::string("missing '") + key + "'");
+    if (required)
+      throw GameError(GameErrorKind::Invalid, "bad_request", std::string("missing '") + key + "'");
     return {};
   }
   if (!it->is_string())
-    throw GameError(400, "bad_request", std::string("'") + key + "' must be a string");
+    throw GameError(GameErrorKind::Invalid, "bad_request",
+                    std::string("'") + key + "' must be a string");
   return it->get<std::string>();
 }
 
@@ -248,18 +275,19 @@ struct GameServer::Impl {
   json body_of(const HttpRequest& req) {
     const std::string origin = req.header("Origin");
     if (!origin.empty() && lower(origin) != own_origin(req)) {
-      throw GameError(403, "bad_origin", "cross-site request refused");
+      throw GameError(GameErrorKind::Forbidden, "bad_origin", "cross-site request refused");
     }
     if (req.header("Content-Type").rfind("application/json", 0) != 0) {
-      throw GameError(415, "bad_content_type", "send application/json");
+      throw GameError(GameErrorKind::WrongMediaType, "bad_content_type", "send application/json");
     }
     json body;
     try {
       body = json::parse(req.body);
     } catch (const json::exception&) {
-      throw GameError(400, "bad_json", "the body is not valid JSON");
+      throw GameError(GameErrorKind::Invalid, "bad_json", "the body is not valid JSON");
     }
-    if (!body.is_object()) throw GameError(400, "bad_json", "the body must be a JSON object");
+    if (!body.is_object())
+      throw GameError(GameErrorKind::Invalid, "bad_json", "the body must be a JSON object");
     return body;
   }
 
@@ -269,11 +297,12 @@ struct GameServer::Impl {
       const std::string sent = req.header("X-CSRF-Token");
       if (sent.size() != s.csrf.size() ||
           sodium_memcmp(sent.data(), s.csrf.data(), sent.size()) != 0) {
-        throw GameError(403, "bad_csrf", "missing or wrong CSRF token; reload the page");
+        throw GameError(GameErrorKind::Forbidden, "bad_csrf",
+                        "missing or wrong CSRF token; reload the page");
       }
     }
     if (!per_account.allow("user:" + std::to_string(s.user_id))) {
-      throw GameError(429, "rate_limited", "too many requests; slow down");
+      throw GameError(GameErrorKind::RateLimited, "rate_limited", "too many requests; slow down");
     }
     return s;
   }
@@ -289,19 +318,19 @@ struct GameServer::Impl {
       route(req, res);
     } catch (const GameError& e) {
       res = {};
-      send_error(res, e.status(), e.code(), e.what());
+      send_error(res, e.kind(), e.code(), e.what());
     } catch (const InputError& e) {
       res = {};
-      send_error(res, 400, "bad_input", e.what());
+      send_error(res, GameErrorKind::Invalid, "bad_input", e.what());
     } catch (const UsageError& e) {
       res = {};
-      send_error(res, 400, "bad_request", e.what());
+      send_error(res, GameErrorKind::Invalid, "bad_request", e.what());
     } catch (const json::exception& e) {
       res = {};
-      send_error(res, 400, "bad_json", e.what());
+      send_error(res, GameErrorKind::Invalid, "bad_json", e.what());
     } catch (const std::exception&) {
       res = {};
-      send_error(res, 500, "internal", "internal error");
+      send_error(res, GameErrorKind::Internal, "internal", "internal error");
     }
     res.headers.emplace_back("X-Content-Type-Options", "nosniff");
     res.headers.emplace_back("X-Frame-Options", "DENY");
@@ -314,7 +343,8 @@ struct GameServer::Impl {
 
   void route(const HttpRequest& req, HttpResponse& res) {
     if (!per_address.allow(client_address(req))) {
-      throw GameError(429, "rate_limited", "too many requests from this address");
+      throw GameError(GameErrorKind::RateLimited, "rate_limited",
+                      "too many requests from this address");
     }
     const std::string method = req.method == "HEAD" ? "GET" : req.method;
     bool path_known = false;
@@ -327,8 +357,9 @@ struct GameServer::Impl {
       r.handler(req, matches, res);
       return;
     }
-    if (path_known) throw GameError(405, "bad_method", "method not allowed here");
-    throw GameError(404, "not_found", "no such page");
+    if (path_known)
+      throw GameError(GameErrorKind::WrongMethod, "bad_method", "method not allowed here");
+    throw GameError(GameErrorKind::NotFound, "not_found", "no such page");
   }
 
   void routes() {
@@ -347,7 +378,8 @@ struct GameServer::Impl {
     }
     on("GET", R"(/images/(.+))", [this](const HttpRequest&, const auto& m, HttpResponse& res) {
       const auto it = game.pool().find(m[1]);
-      if (it == game.pool().end()) throw GameError(404, "not_found", "no such image");
+      if (it == game.pool().end())
+        throw GameError(GameErrorKind::NotFound, "not_found", "no such image");
       res.headers.emplace_back("Cache-Control", "public, max-age=86400");
       res.body = read_file(it->second);
       res.content_type = content_type_of(it->second);
@@ -358,7 +390,8 @@ struct GameServer::Impl {
     on("POST", "/api/register", [this](const HttpRequest& req, const auto&, HttpResponse& res) {
       const json body = body_of(req);
       if (!auth.allow(client_address(req))) {
-        throw GameError(429, "rate_limited", "too many attempts; wait a minute");
+        throw GameError(GameErrorKind::RateLimited, "rate_limited",
+                        "too many attempts; wait a minute");
       }
       const AuthResult a =
           game.register_user(string_field(body, "name"), string_field(body, "password"));
@@ -368,7 +401,8 @@ struct GameServer::Impl {
     on("POST", "/api/login", [this](const HttpRequest& req, const auto&, HttpResponse& res) {
       const json body = body_of(req);
       if (!auth.allow(client_address(req))) {
-        throw GameError(429, "rate_limited", "too many attempts; wait a minute");
+        throw GameError(GameErrorKind::RateLimited, "rate_limited",
+                        "too many attempts; wait a minute");
       }
       const AuthResult a = game.login(string_field(body, "name"), string_field(body, "password"));
       res.headers.emplace_back("Set-Cookie", session_cookie(a.token));
@@ -395,7 +429,8 @@ struct GameServer::Impl {
          const json body = body_of(req);
          const Session se = session_of(req, true);
          const auto it = body.find("answers");
-         if (it == body.end()) throw GameError(400, "bad_request", "missing 'answers'");
+         if (it == body.end())
+           throw GameError(GameErrorKind::Invalid, "bad_request", "missing 'answers'");
          send_json(res, 200, game.submit_qualification(se, *it));
        });
     on("POST", "/api/rounds", [this](const HttpRequest& req, const auto&, HttpResponse& res) {
@@ -442,7 +477,7 @@ struct GameServer::Impl {
        });
     on("GET", "/api/admin/export", [this](const HttpRequest& req, const auto&, HttpResponse& res) {
       const Session se = session_of(req, false);
-      if (!se.admin) throw GameError(403, "not_admin", "admins only");
+      if (!se.admin) throw GameError(GameErrorKind::Forbidden, "not_admin", "admins only");
       double min_solvable = 80;
       for (const auto& [k, v] : req.params) {
         if (k != "min_solvable") continue;
@@ -451,7 +486,7 @@ struct GameServer::Impl {
           min_solvable = std::stod(v, &used);
           if (used != v.size() || !std::isfinite(min_solvable)) throw std::invalid_argument(v);
         } catch (const std::exception&) {
-          throw GameError(400, "bad_request", "min_solvable must be a number");
+          throw GameError(GameErrorKind::Invalid, "bad_request", "min_solvable must be a number");
         }
       }
       res.headers.emplace_back("Cache-Control", "no-store");
@@ -481,10 +516,10 @@ struct GameServer::Impl {
     return ok;
   }
 
-  static MHD_Result refuse(MHD_Connection* c, Request* st, int status, const std::string& code,
-                           const std::string& message) {
+  static MHD_Result refuse(MHD_Connection* c, Request* st, GameErrorKind kind,
+                           const std::string& code, const std::string& message) {
     HttpResponse res;
-    send_error(res, status, code, message);
+    send_error(res, kind, code, message);
     res.headers.emplace_back("Connection", "close");
     st->answered = true;
     return send(c, res);
@@ -518,7 +553,7 @@ struct GameServer::Impl {
         int& n = self->in_flight[key];
         if (n >= self->options.max_connections_per_address) {
           if (n == 0) self->in_flight.erase(key);
-          return refuse(c, st, 429, "too_many_connections",
+          return refuse(c, st, GameErrorKind::RateLimited, "too_many_connections",
                         "too many requests in flight from this address");
         }
         ++n;
@@ -531,7 +566,8 @@ struct GameServer::Impl {
         const unsigned long long n = std::strtoull(length.c_str(), &end, 10);
         if (errno != 0 || *end != '\0' || n > self->options.max_body) {
           st->too_large = true;
-          return refuse(c, st, 413, "too_large", "the request body is too large");
+          return refuse(c, st, GameErrorKind::TooLarge, "too_large",
+                        "the request body is too large");
         }
       }
       return MHD_YES;
@@ -548,13 +584,15 @@ struct GameServer::Impl {
         // now if libmicrohttpd lets us, else once the body ends (the deadline bounds that).
         st->too_large = true;
         std::string().swap(st->req.body);
-        if (refuse(c, st, 413, "too_large", "the request body is too large") != MHD_YES)
+        if (refuse(c, st, GameErrorKind::TooLarge, "too_large", "the request body is too large") !=
+            MHD_YES)
           st->answered = false;
       }
       *upload_size = 0;
       return MHD_YES;
     }
-    if (st->too_large) return refuse(c, st, 413, "too_large", "the request body is too large");
+    if (st->too_large)
+      return refuse(c, st, GameErrorKind::TooLarge, "too_large", "the request body is too large");
     if (st->done.load()) {
       st->answered = true;
       return send(c, st->res);
@@ -573,7 +611,8 @@ struct GameServer::Impl {
         self->queue.push_back(st);
       }
     }
-    if (!st->queued) return refuse(c, st, 503, "busy", "the server is busy; try again");
+    if (!st->queued)
+      return refuse(c, st, GameErrorKind::Busy, "busy", "the server is busy; try again");
     self->queue_cv.notify_one();
     return MHD_YES;
   }

@@ -12,7 +12,10 @@
 #include "common.hpp"
 #include "vilt_cli.hpp"
 #include "winokit/core/error.hpp"
+#include "winokit/game/auth.hpp"
+#include "winokit/game/export.hpp"
 #include "winokit/game/game.hpp"
+#include "winokit/game/image_pool.hpp"
 #include "winokit/game/server.hpp"
 #include "winokit/game/vilt_rival.hpp"
 #include "winokit/io/files.hpp"
@@ -155,13 +158,7 @@ std::unique_ptr<Database> open_game_database(const std::string& url, bool read_o
   }
   auto db = open_database(url, SqliteSync::Normal, read_only);
   // Read-only check (schema_version() would create its table in a foreign database).
-  bool game_db = false;
-  try {
-    const auto rows = db->query("SELECT MAX(version) FROM schema_migrations");
-    game_db = !rows.empty() && db_int(rows[0][0]) > 0;
-  } catch (const IoError&) {
-  }
-  if (!game_db) throw InputError({url, 0, ""}, "not a winokit game database");
+  if (!is_game_database(*db)) throw InputError({url, 0, ""}, "not a winokit game database");
   return db;
 }
 

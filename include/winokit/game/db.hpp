@@ -1,16 +1,25 @@
-// The game's storage: one small SQL interface over SQLite (the default: a file in WAL mode,
-// nothing to install) and PostgreSQL (several server processes sharing one database), with
-// versioned migrations. Statements are always prepared, with `?` placeholders.
+// The game's storage, the low level under the store (game/store.hpp, which holds every SQL
+// statement of the game's logic): one small SQL interface over SQLite (the default: a file in
+// WAL mode, nothing to install) and PostgreSQL (several server processes sharing one database),
+// versioned migrations, and the pool of connections the request threads share. Statements are
+// always prepared, with `?` placeholders.
 //
 //   auto db = winokit::open_database("game.db");            // or "postgresql://user@host/db"
 //   winokit::migrate(*db);                                   // applies what is missing
 //   winokit::Transaction tx(*db);
 //   auto rows = db->query("SELECT id FROM users WHERE name = ?", {std::string("ana")});
 //   tx.commit();                                            // rolled back if not reached
+//
+//   winokit::ConnectionPool pool;                            // shared by request threads
+//   pool.add(std::move(db));
+//   { auto lease = pool.acquire(); Database& conn = *lease; }  // given back at scope end
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <stdexcept>
 #include <string>
 #include <variant>
 #include <vector>
@@ -58,7 +67,6 @@ std::unique_ptr<Database> open_database(const std::string& url,
 // Applies every migration newer than the database's version, each in its own transaction, and
 // returns the version reached.
 int migrate(Database& db);
-int schema_version(Database& db);
 
 class Transaction {
  public:
@@ -81,6 +89,35 @@ class Transaction {
  private:
   Database& db_;
   bool done_ = false;
+};
+
+// Database connections shared by the request threads: SQLite has one (its writes serialise
+// anyway); PostgreSQL several, so transactions overlap and commits are grouped. acquire()
+// waits for a free connection and lends it until the Lease goes out of scope.
+class ConnectionPool {
+ public:
+  class Lease {
+   public:
+    Lease(ConnectionPool& pool, Database* db) : pool_(pool), db_(db) {}
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease() { pool_.give_back(db_); }
+    Database& operator*() const { return *db_; }
+
+   private:
+    ConnectionPool& pool_;
+    Database* db_;
+  };
+  void add(std::unique_ptr<Database> db);
+  Lease acquire();
+  std::size_t size() const { return all_.size(); }
+
+ private:
+  void give_back(Database* db);
+  std::vector<std::unique_ptr<Database>> all_;
+  std::vector<Database*> free_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
 };
 
 // Typed access to a row's columns (NULL reads as 0 / empty).

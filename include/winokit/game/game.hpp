@@ -1,8 +1,10 @@
-// The WinoGAViL game as a service, independent of HTTP: accounts and sessions, qualification,
-// rounds (a spymaster's cue and associations against the rival), solving by three other
-// players, reports and their review, dashboard, leaderboard and the export that feeds the
-// benchmark. Every method validates its input, commits its writes before returning, and throws
-// GameError (an HTTP status, a code, a message) for anything it refuses.
+// The WinoGAViL game as a service, independent of HTTP: the facade the server and the CLI use,
+// delegating to the use cases (game/auth.hpp: accounts and sessions; game/rounds.hpp:
+// qualification, rounds against the rival, solving by three other players; game/moderation.hpp:
+// reports and their review; game/board.hpp: dashboard and leaderboard; game/export.hpp: the
+// export that feeds the benchmark), which keep their SQL in the store (game/store.hpp). Every
+// method validates its input, commits its writes before returning, and throws GameError (a
+// domain kind, a code, a message) for anything it refuses.
 //
 //   auto db = winokit::open_database("game.db");
 //   winokit::Game game(std::move(db), pool, std::move(rival), {});
@@ -28,6 +30,7 @@
 #include "winokit/data/winogavil.hpp"
 #include "winokit/eval/association.hpp"
 #include "winokit/game/db.hpp"
+#include "winokit/game/rival.hpp"
 #include "winokit/game/rules.hpp"
 #include "winokit/model/embedding_runtime.hpp"
 
@@ -35,27 +38,6 @@
 WINOKIT_LAYER(game);
 
 namespace winokit {
-
-// The rival AI: picks k of the candidates for a cue.
-class Rival {
- public:
-  virtual ~Rival() = default;
-  virtual std::vector<std::string> pick(const std::string& cue,
-                                        const std::vector<std::string>& candidates, int k) = 0;
-  virtual std::string describe() const = 0;
-  virtual bool random_weights() const = 0;
-};
-
-// CLIP zero-shot with the prompt "A/An <cue>" over the pool's image embeddings, computed once
-// (through the embedding cache) when the rival is made; ties broken by candidate order.
-std::unique_ptr<Rival> make_clip_rival(const ClipRuntime& runtime,
-                                       const std::map<std::string, std::filesystem::path>& pool,
-                                       bool random_weights);
-
-// The images a game samples from: name (file stem) -> file. Throws IoError when the folder
-// holds fewer than `min_images` PNG/JPEG/WebP files.
-std::map<std::string, std::filesystem::path> scan_image_pool(const std::filesystem::path& dir,
-                                                             std::size_t min_images);
 
 enum class PasswordCost { Interactive, Moderate, Minimum };
 
@@ -98,7 +80,7 @@ class Game {
   AuthResult register_user(const std::string& name, const std::string& password);
   AuthResult login(const std::string& name, const std::string& password);
   void logout(const std::string& token);
-  // Throws GameError 401 for an unknown, expired or malformed token.
+  // Throws GameError (Unauthorized) for an unknown, expired or malformed token.
   Session authenticate(const std::string& token);
 
   nlohmann::json status() const;
@@ -123,18 +105,8 @@ class Game {
   const GameConfig& config() const;
 
  private:
-  static std::vector<std::unique_ptr<Database>> one_connection(std::unique_ptr<Database> db);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// `winokit game admin`: grants or revokes the admin role of an existing account (names match
-// regardless of case; takes effect on the account's next request, sessions included). Returns
-// the name as stored; throws UsageError when no account has that name.
-std::string set_game_admin(Database& db, const std::string& name, bool admin);
-std::vector<std::string> list_game_admins(Database& db);
-
-// `winokit game export` without a server: reads the database directly.
-std::string export_game_csv(Database& db, double min_solvable);
 
 }  // namespace winokit

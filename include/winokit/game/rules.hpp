@@ -20,16 +20,34 @@ WINOKIT_LAYER(game);
 
 namespace winokit {
 
-// A refused game request: an HTTP status, a stable machine code and a message for people.
+// What kind of refusal a GameError is: a domain code, free of any protocol. The HTTP server
+// (game/server.hpp, http_status) maps each kind to a status in one table.
+enum class GameErrorKind {
+  Invalid,         // malformed or out-of-rules input
+  Unauthorized,    // no valid session, or a wrong name or password
+  Forbidden,       // signed in, but not allowed to do this
+  NotFound,        // no such thing (or none of yours)
+  WrongMethod,     // the thing exists but not this operation on it
+  Conflict,        // the state does not allow it (now, or any more)
+  Gone,            // it existed but is withdrawn (under review)
+  TooLarge,        // the request is larger than allowed
+  WrongMediaType,  // the request's format is not the one expected
+  RateLimited,     // too many requests; slow down
+  Busy,            // the service is saturated; try again
+  Internal,        // an unexpected failure
+};
+
+// A refused game request: a domain kind, a stable machine code ("no_round") and a message for
+// people.
 class GameError : public std::runtime_error {
  public:
-  GameError(int status, std::string code, const std::string& message)
-      : std::runtime_error(message), status_(status), code_(std::move(code)) {}
-  int status() const noexcept { return status_; }
+  GameError(GameErrorKind kind, std::string code, const std::string& message)
+      : std::runtime_error(message), kind_(kind), code_(std::move(code)) {}
+  GameErrorKind kind() const noexcept { return kind_; }
   const std::string& code() const noexcept { return code_; }
 
  private:
-  int status_;
+  GameErrorKind kind_;
   std::string code_;
 };
 
@@ -57,7 +75,7 @@ struct GameRules {
   int solves_per_creation = 1;
   int max_cue_bytes = 40;
 
-  // Throws GameError (400) unless `cue` is one word of letters (a hyphen or apostrophe inside
+  // Throws GameError (Invalid) unless `cue` is one word of letters (a hyphen or apostrophe inside
   // allowed), not a candidate's name or a word of one, and not in the blocklist; compares
   // case-insensitively. Returns the cue lower-cased.
   std::string check_cue(const std::string& cue, const std::vector<std::string>& candidates,

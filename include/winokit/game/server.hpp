@@ -10,7 +10,7 @@
 // http, or behind a trusted proxy its X-Forwarded-Proto). Token buckets limit requests per account
 // and per address, and register/login attempts per address. Errors are JSON: {"error": {"code",
 // "message"}} with a 4xx status; an unexpected failure is a 500 with the same shape, and the server
-// keeps going.
+// keeps going. A GameError's kind becomes its status through one table (http_status).
 //
 // The network side is GNU libmicrohttpd: event-driven I/O threads read and write every
 // connection without blocking, so slow or idle clients hold a socket, never a thread. A body is
@@ -53,6 +53,11 @@ struct ServerOptions {
   // X-Forwarded-For, and take the scheme from X-Forwarded-Proto.
   bool trust_proxy = false;
 };
+
+// The HTTP status of a refused request of this kind: Invalid 400, Unauthorized 401, Forbidden
+// 403, NotFound 404, WrongMethod 405, Conflict 409, Gone 410, TooLarge 413, WrongMediaType 415,
+// RateLimited 429, Internal 500, Busy 503.
+int http_status(GameErrorKind kind);
 
 // One HTTP request and its reply, without the network (tests, fuzzing).
 struct HttpRequest {

@@ -13,6 +13,7 @@
 
 #include "winokit/eval/vilt_scorer.hpp"
 #include "winokit/game/game.hpp"
+#include "winokit/game/rival.hpp"
 
 #include "winokit/core/layer.hpp"
 WINOKIT_LAYER(game);

@@ -1,0 +1,68 @@
+// Accounts: names unique regardless of case, stored case variants, the admin role
+// (winokit/game/auth.hpp).
+#include <gtest/gtest.h>
+
+#include "game_test_util.hpp"
+
+namespace winokit {
+namespace {
+
+using nlohmann::json;
+
+TEST(Game, NamesAreUniqueRegardlessOfCaseAndNeedALetterOrDigit) {
+  test::TempDir dir;
+  auto game = make_game(dir);
+  game->register_user("alice", "password1");
+  for (const char* variant : {"ALICE", "Alice", "aLiCe"})
+    EXPECT_EQ(error_status([&] { game->register_user(variant, "password1"); }), 409) << variant;
+  for (const char* bad : {"...", "---", "___", "._-", "al ice", "al\xc3\xa9ce"})
+    EXPECT_EQ(error_status([&] { game->register_user(bad, "password1"); }), 400) << bad;
+  game->register_user("_a_", "password1");
+  game->register_user("..7", "password1");
+  // Signing in matches the name regardless of case too.
+  EXPECT_EQ(game->authenticate(game->login("ALICE", "password1").token).name, "alice");
+}
+
+TEST(Game, CaseVariantsAlreadyStoredKeepTheirAccountsUnderANewName) {
+  test::TempDir dir;
+  {
+    auto db = test_database(dir);
+    migrate(*db);
+    // A database from before names were case-folded: undo migration 3, add two variants.
+    db->query("DROP INDEX users_name_folded");
+    db->query("DELETE FROM schema_migrations WHERE version = 3");
+    for (const char* n : {"bob", "BOB", "Bob"})
+      db->query("INSERT INTO users (name, pass_hash, created_at) VALUES (?, 'x', 0)",
+                {std::string(n)});
+    migrate(*db);
+    std::vector<std::string> names;
+    for (const auto& r : db->query("SELECT name FROM users ORDER BY id"))
+      names.push_back(db_text(r[0]));
+    EXPECT_EQ(names, (std::vector<std::string>{"bob", "BOB~2", "Bob~3"}));
+  }
+}
+
+TEST(Game, AdminRoleGoesOnlyToAnExistingAccount) {
+  test::TempDir dir;
+  GameConfig c = fast_config();
+  c.admins = {"boss"};
+  // No account named boss yet: refused, so whoever registers it first gets nothing.
+  EXPECT_THROW(make_game(dir, c), UsageError);
+  auto game = make_game(dir);
+  const AuthResult boss = game->register_user("boss", "password1");
+  EXPECT_FALSE(game->authenticate(boss.token).admin);
+  EXPECT_EQ(error_status([&] { game->admin_reports(game->authenticate(boss.token)); }), 403);
+  EXPECT_THROW(set_game_admin(*second_connection(dir), "nobody", true), UsageError);
+  EXPECT_EQ(set_game_admin(*second_connection(dir), "BOSS", true), "boss");
+  EXPECT_TRUE(game->authenticate(boss.token).admin);
+  EXPECT_EQ(list_game_admins(*second_connection(dir)), (std::vector<std::string>{"boss"}));
+  game.reset();
+  c.admins = {"Boss"};
+  // An existing account: fine (the same database, not emptied as make_game does on PostgreSQL).
+  auto again = std::make_unique<Game>(second_connection(dir), make_pool(dir, 20),
+                                      std::make_unique<FirstKRival>(), c);
+  EXPECT_TRUE(again->authenticate(again->login("boss", "password1").token).admin);
+}
+
+}  // namespace
+}  // namespace winokit

@@ -1,0 +1,53 @@
+// The game's rules: cue validation, the bonus tiers, scores (winokit/game/rules.hpp).
+#include <gtest/gtest.h>
+
+#include "game_test_util.hpp"
+
+namespace winokit {
+namespace {
+
+using nlohmann::json;
+
+TEST(GameRules, CuesAreOneWordNotACandidateNotBlocked) {
+  GameRules r;
+  const std::vector<std::string> cands = {"ice cream", "dog", "boxes"};
+  const auto& block = default_blocklist();
+  EXPECT_EQ(r.check_cue("Winter", cands, block), "winter");
+  EXPECT_EQ(r.check_cue("well-known", cands, block), "well-known");
+  EXPECT_EQ(r.check_cue("Ärger", cands, block), "ärger");
+  for (const char* bad :
+       {"", "two words", "sea\xe2\x80\x8b",
+        "a\xe2\x80\xae"
+        "b",
+        "ice", "dogs", "box", "'; DROP TABLE users;--", "abc1", "-dash", "dash-", "\xff\xfe",
+        "shit", "sea\n", "\xf0\x9f\x98\x80", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}) {
+    EXPECT_THROW(r.check_cue(bad, cands, block), GameError) << bad;
+  }
+}
+
+TEST(GameRules, BonusTiersAtTheirBoundaries) {
+  GameRules r;
+  EXPECT_EQ(r.bonus(49.99, 100), 0);
+  EXPECT_EQ(r.bonus(50, 100), 0.03);
+  EXPECT_EQ(r.bonus(59.99, 80), 0.03);
+  EXPECT_EQ(r.bonus(60, 80), 0.07);
+  EXPECT_EQ(r.bonus(66.99, 80), 0.07);
+  EXPECT_EQ(r.bonus(67, 80), 0.18);
+  EXPECT_EQ(r.bonus(79.99, 80), 0.18);
+  EXPECT_EQ(r.bonus(80, 80), 0.27);
+  EXPECT_EQ(r.bonus(100, 79.99), 0);  // not solvable enough: no bonus
+  const auto t = GameRules::parse_bonus_tiers("10:1,20:2.5");
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[1].bonus, 2.5);
+  EXPECT_THROW(GameRules::parse_bonus_tiers("20:1,10:2"), std::invalid_argument);
+  EXPECT_THROW(GameRules::parse_bonus_tiers("x"), std::invalid_argument);
+  EXPECT_THROW(GameRules::parse_bonus_tiers("10:1x"), std::invalid_argument);
+  EXPECT_DOUBLE_EQ(jaccard_score({"a", "b"}, {"b", "c"}), 100.0 / 3);
+  double m = 0, sd = 0;
+  mean_and_std({100, 50, 0}, m, sd);
+  EXPECT_DOUBLE_EQ(m, 50);
+  EXPECT_NEAR(sd, 40.824829, 1e-6);  // population standard deviation
+}
+
+}  // namespace
+}  // namespace winokit
