@@ -93,6 +93,23 @@ TEST(GoldenPooled, MeanAndMaxOverTokensMatchOpenAiClip) {
   EXPECT_GT(relative_error(both.hidden_mean, both.hidden), 1e-2);
 }
 
+// The same weights in the Hugging Face layout (tiny-quickgelu-hf) pool to the same states.
+TEST(GoldenPooled, HuggingFaceLayoutOfTheSameWeightsMatches) {
+  ClipModel model = ClipModel::load(kGolden + "models/tiny-quickgelu-hf");
+  auto want = read_safetensors_f32(kPooled);
+  EncodeOptions o;
+  o.pooled_states = true;
+  const auto px = golden_pixels();
+  auto img = model.encode_images(px.data(), kImages, o);
+  auto txt = model.encode_texts(golden_ids(), o);
+  EXPECT_LT(relative_error(img.hidden_mean, want.at("image_hidden_mean").second),
+            kRelativeTolerance);
+  EXPECT_LT(relative_error(img.hidden_max, want.at("image_hidden_max").second), kRelativeTolerance);
+  EXPECT_LT(relative_error(txt.hidden_mean, want.at("text_hidden_mean").second),
+            kRelativeTolerance);
+  EXPECT_LT(relative_error(txt.hidden_max, want.at("text_hidden_max").second), kRelativeTolerance);
+}
+
 TEST(GoldenPooled, IndependentOfBatchCompositionAndThreads) {
   ClipModel model = ClipModel::load(kModel);
   EncodeOptions o;
