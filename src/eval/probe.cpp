@@ -61,7 +61,7 @@ std::vector<bool> paper_split(const WinogroundDataset& dataset) {
   if (dataset.examples.size() != kItems) {
     throw UsageError("the paper's probe split lists Winoground's 400 ids; this dataset has " +
                          std::to_string(dataset.examples.size()) + " examples",
-                     "drop --paper-split to draw a stratified split");
+                     "use --split stratified (and no --paper-split) to draw a stratified split");
   }
   std::vector<bool> train(kItems, true);
   for (int id : kTestIds) {
@@ -75,15 +75,57 @@ std::vector<bool> paper_split(const WinogroundDataset& dataset) {
   return train;
 }
 
+const char* to_string(ProbeSplitKind kind) {
+  switch (kind) {
+    case ProbeSplitKind::Stratified:
+      return "stratified";
+    case ProbeSplitKind::CollapsedTag:
+      return "collapsed";
+    case ProbeSplitKind::Random:
+      return "random";
+    case ProbeSplitKind::Paper:
+      return "paper";
+  }
+  return "?";
+}
+
+std::string paper_stratum(const WinogroundExample& example) {
+  // The tags "Why is Winoground Hard?" stratifies its probes' split by.
+  static constexpr const char* kStrata[] = {"Pragmatics", "Symbolic", "Morpheme-Level"};
+  std::string found;
+  int count = 0;
+  for (const char* tag : kStrata) {
+    if (std::find(example.secondary_tags.begin(), example.secondary_tags.end(), tag) !=
+        example.secondary_tags.end()) {
+      found = tag;
+      ++count;
+    }
+  }
+  if (count == 0) return "None";
+  return count == 1 ? found : "Both";
+}
+
+std::string probe_stratum(const WinogroundExample& example, ProbeSplitKind kind) {
+  switch (kind) {
+    case ProbeSplitKind::Stratified:
+      return paper_stratum(example);
+    case ProbeSplitKind::CollapsedTag:
+      return example.collapsed_tag;
+    default:
+      return "all";
+  }
+}
+
 std::vector<bool> stratified_split(const WinogroundDataset& dataset, double train_share,
-                                   std::uint64_t seed) {
+                                   std::uint64_t seed, ProbeSplitKind kind) {
+  if (kind == ProbeSplitKind::Paper) return paper_split(dataset);
   if (!(train_share > 0 && train_share < 1)) {
     throw UsageError("the train share must be between 0 and 1 (exclusive)");
   }
   const std::size_t n = dataset.examples.size();
   std::map<std::string, std::vector<std::size_t>> groups;
   for (std::size_t i = 0; i < n; ++i) {
-    groups[dataset.examples[i].collapsed_tag].push_back(i);
+    groups[probe_stratum(dataset.examples[i], kind)].push_back(i);
   }
   const auto total = static_cast<std::size_t>(std::llround(train_share * static_cast<double>(n)));
   std::vector<std::size_t> quota;
@@ -110,6 +152,31 @@ std::vector<bool> stratified_split(const WinogroundDataset& dataset, double trai
     ++g;
   }
   return train;
+}
+
+std::vector<bool> probe_split(const WinogroundDataset& dataset, const ProbeOptions& options,
+                              std::uint64_t seed) {
+  const ProbeSplitKind kind = options.paper_split ? ProbeSplitKind::Paper : options.split;
+  return stratified_split(dataset, options.train_share, seed, kind);
+}
+
+std::string describe_split(const ProbeOptions& options) {
+  const ProbeSplitKind kind = options.paper_split ? ProbeSplitKind::Paper : options.split;
+  const std::string share = std::to_string(options.train_share).substr(0, 4);
+  switch (kind) {
+    case ProbeSplitKind::Paper:
+      return "the paper's fixed split of the items for every seed (300 train / 100 test ids, "
+             "split_train_test.py of the official code)";
+    case ProbeSplitKind::CollapsedTag:
+      return "per seed, the items split (train share " + share +
+             ") stratified by collapsed tag (Object / Relation / Both)";
+    case ProbeSplitKind::Random:
+      return "per seed, the items split at random (train share " + share + "), not stratified";
+    default:
+      return "per seed, the items split (train share " + share +
+             ") stratified as the paper did by tag: Pragmatics / Symbolic / Morpheme-Level, "
+             "Both (an item with two or more of these is in Both only) and None";
+  }
 }
 
 ProbeData probe_data(ProbeTask task, const ProbeLayer& layer, const ProbeEmbeddings& embeddings,
@@ -386,9 +453,7 @@ ProbeResult run_mlp_probe(ProbeTask task, const WinogroundDataset& dataset, cons
   };
   std::vector<SeedData> per_seed;
   for (std::uint64_t seed : options.seeds) {
-    const std::vector<bool> in_train = options.paper_split
-                                           ? paper_split(dataset)
-                                           : stratified_split(dataset, options.train_share, seed);
+    const std::vector<bool> in_train = probe_split(dataset, options, seed);
     SeedData sd;
     sd.data = probe_data(task, layer, embeddings, n, seed);
     std::vector<std::size_t> items(n);

@@ -259,6 +259,33 @@ void attention(const float* qkv, int seqs, int len, int width, int heads, bool c
   }
 }
 
+// The mean and the max over tokens 0..last[b] of each sequence b of x: [count * len, width], into
+// level `level` of out.hidden_mean / out.hidden_max ([levels, count, width]). Sums are taken in
+// double, token by token in order, so a sequence's result does not depend on its batch.
+void pool_over_tokens(const float* x, int count, int len, int width, const std::vector<int>& last,
+                      int level, TowerOutput& out) {
+  const std::size_t w = static_cast<std::size_t>(width);
+#pragma omp parallel for schedule(static)
+  for (int b = 0; b < count; ++b) {
+    const int tokens = last[static_cast<std::size_t>(b)] + 1;
+    const float* first = x + static_cast<std::size_t>(b) * len * w;
+    const std::size_t at = (static_cast<std::size_t>(level) * count + b) * w;
+    float* mean = &out.hidden_mean[at];
+    float* max = &out.hidden_max[at];
+    std::vector<double> sum(first, first + w);
+    std::copy(first, first + w, max);
+    for (int t = 1; t < tokens; ++t) {
+      const float* row = first + static_cast<std::size_t>(t) * w;
+      for (std::size_t i = 0; i < w; ++i) {
+        sum[i] += row[i];
+        max[i] = std::max(max[i], row[i]);
+      }
+    }
+    for (std::size_t i = 0; i < w; ++i)
+      mean[i] = static_cast<float>(sum[i] / tokens);
+  }
+}
+
 // Runs the blocks on x: [seqs * len, width]; `capture` is called after each block.
 template <typename Capture>
 void run_blocks(const Tower& t, std::vector<float>& x, int seqs, int len, bool causal,
@@ -511,8 +538,16 @@ TowerOutput ClipModel::Impl::encode_vit(const float* pixels, int count,
   x.swap(normed);
   normed = {};
   const int layers = c.vision.layers;
-  if (o.hidden_states) out.hidden.assign(static_cast<std::size_t>(layers + 1) * count * w, 0.f);
+  const std::size_t state_floats = static_cast<std::size_t>(layers + 1) * count * w;
+  if (o.hidden_states) out.hidden.assign(state_floats, 0.f);
+  if (o.pooled_states) {
+    out.hidden_mean.assign(state_floats, 0.f);
+    out.hidden_max.assign(state_floats, 0.f);
+  }
+  // Mean@l / Max@l pool over every token, the class token included.
+  const std::vector<int> last_token(static_cast<std::size_t>(count), tokens - 1);
   auto capture = [&](int level) {
+    if (o.pooled_states) pool_over_tokens(x.data(), count, tokens, w, last_token, level, out);
     if (!o.hidden_states) return;
     for (int b = 0; b < count; ++b) {
       std::memcpy(&out.hidden[(static_cast<std::size_t>(level) * count + b) * w],
@@ -578,8 +613,15 @@ TowerOutput ClipModel::Impl::encode_text(const std::vector<std::vector<int>>& id
     }
   }
   const int layers = c.text.layers;
-  if (o.hidden_states) out.hidden.assign(static_cast<std::size_t>(layers + 1) * count * w, 0.f);
+  const std::size_t state_floats = static_cast<std::size_t>(layers + 1) * count * w;
+  if (o.hidden_states) out.hidden.assign(state_floats, 0.f);
+  if (o.pooled_states) {
+    out.hidden_mean.assign(state_floats, 0.f);
+    out.hidden_max.assign(state_floats, 0.f);
+  }
   auto capture = [&](int level) {
+    // Mean@l / Max@l pool over the real tokens, start to end-of-text; never the padding.
+    if (o.pooled_states) pool_over_tokens(x.data(), count, len, w, eot, level, out);
     if (!o.hidden_states) return;
     for (int b = 0; b < count; ++b) {
       std::memcpy(&out.hidden[(static_cast<std::size_t>(level) * count + b) * w],

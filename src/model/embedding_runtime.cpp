@@ -149,6 +149,45 @@ void check_finite(const ClipRuntime& rt, const float* values, std::size_t dim,
   }
 }
 
+// Per-layer states arrive per batch as [levels, n_b, width] blocks, one after the other; this
+// re-orders them into [levels, count, width] (count = the sum of the batch sizes).
+void merge_batches(std::vector<float>& states, const std::vector<std::size_t>& batch_sizes,
+                   int levels, int width) {
+  if (states.empty() || batch_sizes.size() < 2) return;
+  std::size_t count = 0;
+  for (std::size_t nb : batch_sizes)
+    count += nb;
+  const std::size_t w = static_cast<std::size_t>(width);
+  std::vector<float> merged(states.size());
+  std::size_t offset = 0, first = 0;
+  for (std::size_t nb : batch_sizes) {
+    for (int l = 0; l < levels; ++l) {
+      std::memcpy(&merged[(static_cast<std::size_t>(l) * count + first) * w],
+                  &states[offset + static_cast<std::size_t>(l) * nb * w], sizeof(float) * nb * w);
+    }
+    offset += static_cast<std::size_t>(levels) * nb * w;
+    first += nb;
+  }
+  states.swap(merged);
+}
+
+// Appends a batch's states to the whole request's (merged by merge_batches at the end).
+void append_states(TowerOutput& full, const TowerOutput& t) {
+  full.embeds.insert(full.embeds.end(), t.embeds.begin(), t.embeds.end());
+  full.tokens.insert(full.tokens.end(), t.tokens.begin(), t.tokens.end());
+  full.token_count = t.token_count;
+  full.hidden.insert(full.hidden.end(), t.hidden.begin(), t.hidden.end());
+  full.hidden_mean.insert(full.hidden_mean.end(), t.hidden_mean.begin(), t.hidden_mean.end());
+  full.hidden_max.insert(full.hidden_max.end(), t.hidden_max.begin(), t.hidden_max.end());
+}
+
+void merge_all_batches(TowerOutput& full, const std::vector<std::size_t>& batch_sizes, int levels,
+                       int width) {
+  merge_batches(full.hidden, batch_sizes, levels, width);
+  merge_batches(full.hidden_mean, batch_sizes, levels, width);
+  merge_batches(full.hidden_max, batch_sizes, levels, width);
+}
+
 EmbeddingCache make_cache(const ClipRuntime& rt) {
   return EmbeddingCache(rt.options.cache_dir.empty() ? default_cache_dir() : rt.options.cache_dir,
                         rt.model->weights_id());
@@ -164,7 +203,8 @@ std::vector<float> embed_images(const ClipRuntime& rt, const std::vector<ImageRe
   const PreprocessConfig pp = rt.preprocess();
   const std::string pp_json = pp.to_json().dump();
   // Caching is for plain embeddings; hidden or token states are always computed.
-  const bool cacheable = rt.options.use_cache && !encode.hidden_states && !encode.token_states;
+  const bool cacheable = rt.options.use_cache && !encode.hidden_states && !encode.token_states &&
+                         !encode.pooled_states;
   EmbeddingCache cache = make_cache(rt);
   std::vector<float> out(requests.size() * static_cast<std::size_t>(dim));
   std::vector<std::size_t> misses;
@@ -198,6 +238,7 @@ std::vector<float> embed_images(const ClipRuntime& rt, const std::vector<ImageRe
   // Reading the next batch's bytes (I/O: files or the zip) overlaps with the model on a helper
   // thread, which uses no compute.
   std::vector<std::string> errors(misses.size());
+  std::vector<std::size_t> batch_sizes;
   std::vector<ImageBytes> next_bytes;
   auto read_batch = [&](std::size_t b) {
     std::vector<ImageBytes> bytes;
@@ -268,32 +309,14 @@ std::vector<float> embed_images(const ClipRuntime& rt, const std::vector<ImageRe
       }
     }
     if (full != nullptr) {
-      full->embeds.insert(full->embeds.end(), t.embeds.begin(), t.embeds.end());
-      full->tokens.insert(full->tokens.end(), t.tokens.begin(), t.tokens.end());
-      full->token_count = t.token_count;
-      // hidden is [levels, count, width] per batch: merged below.
-      full->hidden.insert(full->hidden.end(), t.hidden.begin(), t.hidden.end());
+      append_states(*full, t);  // per-layer states are [levels, n, width] per batch: merged below
+      batch_sizes.push_back(static_cast<std::size_t>(n));
     }
     done += static_cast<std::size_t>(n);
     if (rt.options.on_progress) rt.options.on_progress("images", done, misses.size());
   }
-  if (full != nullptr && !full->hidden.empty()) {
-    // Re-order per-batch [levels, n_b, width] blocks into [levels, count, width].
-    const int levels = cfg.vision.layers + 1, w = cfg.vision.width;
-    std::vector<float> merged(full->hidden.size());
-    std::size_t offset = 0, first = 0;
-    for (std::size_t b = 0; b < misses.size(); b += static_cast<std::size_t>(batch)) {
-      const std::size_t nb = std::min(misses.size(), b + static_cast<std::size_t>(batch)) - b;
-      for (int l = 0; l < levels; ++l) {
-        std::memcpy(&merged[(static_cast<std::size_t>(l) * misses.size() + first) * w],
-                    &full->hidden[offset + static_cast<std::size_t>(l) * nb * w],
-                    sizeof(float) * nb * w);
-      }
-      offset += static_cast<std::size_t>(levels) * nb * w;
-      first += nb;
-    }
-    full->hidden.swap(merged);
-  }
+  if (full != nullptr)
+    merge_all_batches(*full, batch_sizes, cfg.vision.layers + 1, cfg.vision.width);
   if (stats != nullptr) {
     stats->images_computed += misses.size();
     stats->images_cached += requests.size() - misses.size();
@@ -309,7 +332,8 @@ std::vector<float> embed_texts(const ClipRuntime& rt, const std::vector<std::str
   const auto start = std::chrono::steady_clock::now();
   const ClipConfig& cfg = rt.model->config();
   const int dim = cfg.embed_dim;
-  const bool cacheable = rt.options.use_cache && !encode.hidden_states && !encode.token_states;
+  const bool cacheable = rt.options.use_cache && !encode.hidden_states && !encode.token_states &&
+                         !encode.pooled_states;
   EmbeddingCache cache = make_cache(rt);
   std::vector<float> out(captions.size() * static_cast<std::size_t>(dim));
   std::vector<std::size_t> misses;
@@ -335,6 +359,7 @@ std::vector<float> embed_texts(const ClipRuntime& rt, const std::vector<std::str
   // exactly that many rows: one compiled kernel per layer whatever the lengths.
   constexpr int kTextRows = 2048;
   if (full != nullptr) *full = TowerOutput{};
+  std::vector<std::size_t> batch_sizes;
   std::size_t b = 0;
   while (b < order.size()) {
     std::size_t end = b;
@@ -363,14 +388,13 @@ std::vector<float> embed_texts(const ClipRuntime& rt, const std::vector<std::str
     }
     if (full != nullptr) {
       full->count += t.count;
-      full->embeds.insert(full->embeds.end(), t.embeds.begin(), t.embeds.end());
-      full->hidden.insert(full->hidden.end(), t.hidden.begin(), t.hidden.end());
-      full->tokens.insert(full->tokens.end(), t.tokens.begin(), t.tokens.end());
-      full->token_count = t.token_count;
+      append_states(*full, t);  // per-layer states are [levels, n, width] per batch: merged below
+      batch_sizes.push_back(chunk.size());
     }
     if (rt.options.on_progress) rt.options.on_progress("captions", end, order.size());
     b = end;
   }
+  if (full != nullptr) merge_all_batches(*full, batch_sizes, cfg.text.layers + 1, cfg.text.width);
   if (stats != nullptr) {
     stats->texts_computed += misses.size();
     stats->texts_cached += captions.size() - misses.size();

@@ -284,9 +284,16 @@ void run_pool(const Pool& p, const dnnl::memory& x, const dnnl::memory& y, Works
 }  // namespace
 
 TowerOutput ResNetTower::encode(const float* pixels, int count, const EncodeOptions& o) const {
-  if (o.hidden_states || o.token_states) {
-    throw UsageError("per-layer and per-token states are not available for ResNet image towers",
-                     "use a ViT CLIP for probes of layers and heat maps");
+  if (o.hidden_states || o.token_states || o.pooled_states) {
+    // A ResNet has no token sequence whose layers line up with the text tower's blocks: no
+    // class token, no per-layer width in common, and no patch tokens for heat maps.
+    throw UsageError(
+        "per-layer and per-token states are not available for ResNet image towers (RN50, "
+        "RN101, RN50x4, ...): they have no class token and no layer sequence that lines up "
+        "with the text tower",
+        "probes and heat maps need a ViT CLIP (ViT-B/32, ViT-B/16, ViT-L/14); the final "
+        "embeddings of a ResNet CLIP can still be probed with `winokit embed` (no "
+        "--hidden-states) and `winokit probe --embeddings FILE --layers final`");
   }
   TowerOutput out;
   out.count = count;

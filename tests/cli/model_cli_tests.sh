@@ -26,6 +26,11 @@ expect "embed from a .pt" 0 "" -- "$WINOKIT" embed --model "$FIX/tiny-rn.pt" --t
 [ -s rn.safetensors ] && ok "embed wrote the ResNet embeddings" || not_ok "embed wrote the ResNet embeddings"
 expect "score with a .pt" 0 "" -- "$WINOKIT" score --model "$FIX/tiny-rn.pt" --tokenizer "$FIX/tokenizer" --no-cache "$(ls syn/images/* | head -1)" "a cat" "a dog"
 expect "heatmap says ResNet has no token states" 2 "not available for ResNet" -- "$WINOKIT" heatmap --model "$FIX/tiny-rn.pt" --tokenizer "$FIX/tokenizer" --data syn --examples 0 --html hm.html --no-cache
+# Per-layer states of a ResNet (issue 11): refused with the route that works, nothing written.
+expect "embed --hidden-states says ResNet has no per-layer states" 2 "not available for ResNet.*--layers final" -- "$WINOKIT" embed --model "$FIX/tiny-rn.pt" --tokenizer "$FIX/tokenizer" --data syn --out rnh.safetensors --hidden-states --no-cache
+[ ! -e rnh.safetensors ] && ok "nothing written when ResNet states are refused" || not_ok "nothing written when ResNet states are refused"
+expect "probe --pooling mean with a ResNet is refused" 2 "not available for ResNet" -- "$WINOKIT" probe --data syn --model "$FIX/tiny-rn.pt" --tokenizer "$FIX/tokenizer" --pooling mean --no-cache
+expect "the hinted route: probe a ResNet's final embeddings from its file" 0 "\| final \|" -- "$WINOKIT" probe --data syn --embeddings rn.safetensors --layers final --probes pair-text --seeds 1 --hidden 8 --epochs 2
 expect "hostile TorchScript archive refused by name" 2 "refusing to load os\.system" -- "$WINOKIT" eval --data syn --model "$FIX/hostile.pt" --tokenizer "$FIX/tokenizer" --no-cache
 
 # --- A1 / A10: config sizes are positive integers in range, named with their file ---

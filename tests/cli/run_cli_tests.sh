@@ -172,13 +172,23 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
   "$WINOKIT" probe "${PROBE_ARGS[@]}" --embeddings embvar.safetensors --name tiny --markdown p2.md >/dev/null 2>&1
   cmp -s p1.md p2.md && ok "probe from the embeddings file equals probe from the model" || not_ok "probe file round trip" "$(diff p1.md p2.md | head)"
   expect "probe: unknown layer lists the layers" 2 "no layer '7' in the embeddings \(have: 0, 1, 2, final\)" -- "$WINOKIT" probe --data syn --embeddings embvar.safetensors --layers 7
-  # Mean@l / Max@l pooling (issue 12): from the model when the engine pools, else a clear refusal.
-  out=$("$WINOKIT" probe --data syn --model "$HFM" --pooling mean --probes pair-text --seeds 1 --hidden 8 --epochs 1 --layers 0 2>&1); rc=$?
-  if [ "$rc" -eq 0 ] && echo "$out" | grep -q "Mean@l"; then ok "probe --pooling mean with a model"
-  elif [ "$rc" -eq 2 ] && echo "$out" | grep -q "returned no mean-pooled states"; then ok "probe --pooling mean refuses clearly while the engine does not pool"
-  else not_ok "probe --pooling mean" "$out"; fi
-  out=$("$WINOKIT" probe --data syn --embeddings embvar.safetensors --pooling max --probes pair-text --seeds 1 --hidden 8 --epochs 1 --layers 0 2>&1); rc=$?
-  if [ "$rc" -eq 0 ] || { [ "$rc" -eq 2 ] && echo "$out" | grep -q "no max-pooled states (image_hidden_max and text_hidden_max)"; }; then ok "probe --pooling max reads the pooled tensors or names them"; else not_ok "probe --pooling max from a file" "$out"; fi
+  # Mean@l / Max@l pooling (issue 12): from the model, and the same from the file embed writes.
+  for t in image_hidden_mean image_hidden_max text_hidden_mean text_hidden_max; do
+    grep -aqE "\"$t\":\{[^}]*\"shape\":\[3,[0-9]+,[0-9]+\]" embvar.safetensors && ok "embed --hidden-states writes $t [3, rows, width]" || not_ok "embed writes $t" "$(grep -aoE '"[a-z_]+_hidden_[a-z]+":\{[^}]*\}' embvar.safetensors)"
+  done
+  POOL_ARGS=(--data syn --probes pair-text,pair-image --seeds 1 --hidden 8 --epochs 2 --layers 0,2 --name tiny)
+  expect "probe --pooling mean with a model" 0 "Mean@l, the mean over tokens" -- "$WINOKIT" probe "${POOL_ARGS[@]}" --model "$HFM" --pooling mean
+  "$WINOKIT" probe "${POOL_ARGS[@]}" --model "$HFM" --pooling max --markdown pm1.md >/dev/null 2>&1
+  "$WINOKIT" probe "${POOL_ARGS[@]}" --embeddings embvar.safetensors --pooling max --markdown pm2.md >/dev/null 2>&1
+  grep -q "Max@l" pm1.md && cmp -s pm1.md pm2.md && ok "probe --pooling max: the model and its embeddings file give the same tables" || not_ok "probe --pooling max round trip" "$(diff pm1.md pm2.md | head)"
+  "$WINOKIT" probe "${POOL_ARGS[@]}" --model "$HFM" --pooling cls --markdown pc.md >/dev/null 2>&1
+  ! cmp -s pc.md pm1.md && ok "max pooling probes other states than cls" || not_ok "pooling changes the states"
+  # Train/test splits (issue 12 item 11).
+  expect "probe --split stratified says how" 0 "stratified as the paper did by tag: Pragmatics / Symbolic / Morpheme-Level, Both" -- "$WINOKIT" probe "${POOL_ARGS[@]}" --embeddings embvar.safetensors --layers 0
+  expect "probe --split random" 0 "split at random \(train share 0.75\), not stratified" -- "$WINOKIT" probe "${POOL_ARGS[@]}" --embeddings embvar.safetensors --layers 0 --split random
+  expect "probe --split paper needs Winoground's 400 ids" 2 "the paper's probe split lists Winoground's 400 ids" -- "$WINOKIT" probe "${POOL_ARGS[@]}" --embeddings embvar.safetensors --split paper
+  expect "probe --paper-split conflicts with another --split" 2 "--paper-split conflicts with --split random" -- "$WINOKIT" probe "${POOL_ARGS[@]}" --embeddings embvar.safetensors --paper-split --split random
+  expect "probe --split rejects an unknown kind" 2 "--split: tags not in \{stratified,collapsed,random,paper\}" -- "$WINOKIT" probe "${POOL_ARGS[@]}" --embeddings embvar.safetensors --split tags
   expect "probe: svm needs variants" 2 "need caption variants" -- "$WINOKIT" probe --data syn --embeddings emb.safetensors --probes svm
   expect "probe: one source" 2 "exactly one of --model DIR or --embeddings" -- "$WINOKIT" probe --data syn --model "$HFM" --embeddings emb.safetensors
   expect "probe: a file without embeddings is refused" 2 "m.safetensors: holds none of image_embeds" -- "$WINOKIT" probe --data syn --embeddings m.safetensors

@@ -92,6 +92,7 @@ int run_embed(const EmbedFlags& f) {
   }
   EncodeOptions enc;
   enc.hidden_states = f.hidden;
+  enc.pooled_states = f.hidden;
   TowerOutput img_full, txt_full;
   EmbedStats stats;
   auto img = embed_images(rt, requests, &stats, enc, f.hidden ? &img_full : nullptr);
@@ -104,14 +105,18 @@ int run_embed(const EmbedFlags& f) {
   if (!captions.empty())
     tensors["text_embeds"] = {{static_cast<std::int64_t>(captions.size()), e}, txt};
   if (f.hidden && !requests.empty()) {
-    tensors["image_hidden_cls"] = {
-        {c.vision.layers + 1, static_cast<std::int64_t>(requests.size()), c.vision.width},
-        img_full.hidden};
+    const std::vector<std::int64_t> shape = {
+        c.vision.layers + 1, static_cast<std::int64_t>(requests.size()), c.vision.width};
+    tensors["image_hidden_cls"] = {shape, std::move(img_full.hidden)};
+    tensors["image_hidden_mean"] = {shape, std::move(img_full.hidden_mean)};
+    tensors["image_hidden_max"] = {shape, std::move(img_full.hidden_max)};
   }
   if (f.hidden && !captions.empty()) {
-    tensors["text_hidden_eot"] = {
-        {c.text.layers + 1, static_cast<std::int64_t>(captions.size()), c.text.width},
-        txt_full.hidden};
+    const std::vector<std::int64_t> shape = {
+        c.text.layers + 1, static_cast<std::int64_t>(captions.size()), c.text.width};
+    tensors["text_hidden_eot"] = {shape, std::move(txt_full.hidden)};
+    tensors["text_hidden_mean"] = {shape, std::move(txt_full.hidden_mean)};
+    tensors["text_hidden_max"] = {shape, std::move(txt_full.hidden_max)};
   }
   std::map<std::string, std::string> meta = {
       {"image_ids", nlohmann::json(image_ids).dump()},
@@ -289,7 +294,8 @@ void add_model_commands(CLI::App& app, int& exit_code) {
                     "Caption variants JSONL: also embed each variant (with --data)");
   embed->add_option("--out", e->out, "Output .safetensors file")->required();
   embed->add_flag("--hidden-states", e->hidden,
-                  "Also write per-layer class-token / end-of-text states");
+                  "Also write per-layer states: class-token / end-of-text, and the mean and "
+                  "max over tokens (Mean@l / Max@l)");
   embed->callback([e, &exit_code] { exit_code = guarded([&] { return run_embed(*e); }); });
 
   auto s = std::make_shared<ScoreFlags>();

@@ -24,6 +24,7 @@ namespace {
 struct ProbeFlags {
   std::string data, embeddings, variants, json, markdown, html, name, images;
   std::string pooling = "cls";
+  std::string split = "stratified";
   std::vector<std::string> probes = {"pair-text", "pair-image", "text-only", "svm"};
   std::vector<std::string> layers = {"all"};
   int seeds = 11;
@@ -158,6 +159,13 @@ int run(ProbeFlags& f) {
     throw UsageError("give exactly one of --model DIR or --embeddings FILE|DIR");
   }
   if (f.seeds < 1) throw UsageError("--seeds must be at least 1");
+  if (f.options.paper_split && f.split != "stratified" && f.split != "paper") {
+    throw UsageError("--paper-split conflicts with --split " + f.split);
+  }
+  f.options.split = f.split == "paper"       ? ProbeSplitKind::Paper
+                    : f.split == "random"    ? ProbeSplitKind::Random
+                    : f.split == "collapsed" ? ProbeSplitKind::CollapsedTag
+                                             : ProbeSplitKind::Stratified;
   const ProbePooling pooling = f.pooling == "mean"  ? ProbePooling::Mean
                                : f.pooling == "max" ? ProbePooling::Max
                                                     : ProbePooling::Token;
@@ -263,12 +271,7 @@ int run(ProbeFlags& f) {
      << ", ReLU, sigmoid output, Adam lr " << m.learning_rate << ", " << m.epochs
      << " epochs, batch " << m.batch_size << "; " << f.options.seeds.size() << " seeds ("
      << f.options.seeds.front() << ".." << f.options.seeds.back()
-     << (f.options.paper_split
-             ? std::string("), all on the paper's fixed split of the items (300 train / 100 "
-                           "test ids, split_train_test.py of the official code)")
-             : "), each with its own split of the items (train share " +
-                   std::to_string(f.options.train_share).substr(0, 4) +
-                   ", stratified by collapsed tag)")
+     << "); split: " << describe_split(f.options)
      << ". Control: the labels of a random half of the items "
         "flipped. Accuracy in %, min and max over seeds.\n\n";
   auto table_for = [&](ProbeTask task, const std::string& title) {
@@ -325,8 +328,8 @@ int run(ProbeFlags& f) {
         {"seeds", f.options.seeds},
         {"train_share", f.options.train_share},
         {"svm_c", f.options.svm_c},
-        {"split", f.options.paper_split ? "the paper's fixed 300/100 split (split_train_test.py)"
-                                        : "per seed, items stratified by collapsed tag"},
+        {"split", describe_split(f.options)},
+        {"split_kind", to_string(f.options.paper_split ? ProbeSplitKind::Paper : f.options.split)},
         {"control", "labels of a random half of the items flipped"}}},
       {"seconds", seconds},
       {"pooling", to_string(pooling)},
@@ -442,9 +445,15 @@ void add_probe(CLI::App& app, int& exit_code) {
   cmd->add_option("--epochs", f->options.mlp.epochs, "Epochs")->capture_default_str();
   cmd->add_option("--probe-batch", f->options.mlp.batch_size, "Minibatch size")
       ->capture_default_str();
+  cmd->add_option("--split", f->split,
+                  "Train/test split of the items per seed: stratified (by Pragmatics / Symbolic "
+                  "/ Morpheme-Level / Both, as the paper), collapsed (by collapsed tag), random, "
+                  "or paper (the official fixed 300/100 ids)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"stratified", "collapsed", "random", "paper"}));
   cmd->add_flag("--paper-split", f->options.paper_split,
-                "The paper's fixed 300/100 split of Winoground (split_train_test.py) for every "
-                "seed, instead of a seeded split stratified by collapsed tag");
+                "Same as --split paper: the paper's fixed 300/100 split of Winoground "
+                "(split_train_test.py) for every seed");
   cmd->add_option("--train-share", f->options.train_share, "Share of items in the training split")
       ->capture_default_str();
   cmd->add_option("--svm-c", f->options.svm_c, "SVM C")->capture_default_str();

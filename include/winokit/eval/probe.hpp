@@ -11,7 +11,7 @@
 // state) pairs that share one image (text task) or one caption (image task) and says whether the
 // first pair is the matching one. Text-only probe: an MLP reads a held-out caption variant and
 // the two captions and says whether the variant belongs to the first caption. Both use a
-// train/test split of the items (examples), stratified by the collapsed tag, and a control task
+// train/test split of the items (examples), stratified by tag (ProbeSplitKind), and a control task
 // that flips the labels of a random half of the items (Hewitt & Liang 2019), so a probe that
 // memorises items scores ~50% on the control test set. Each seed draws its own split, control
 // items, instance order, initialisation and minibatches; results give min and max over seeds.
@@ -116,12 +116,23 @@ struct MlpProbeOptions {
   int batch_size = 128;
 };
 
+// How each seed splits the items (examples) into train and test.
+//  - Stratified (default): stratified as "Why is Winoground Hard?" describes its probes' split,
+//    by the tags Pragmatics / Symbolic / Morpheme-Level / Both (see paper_stratum).
+//  - CollapsedTag: stratified by Winoground's collapsed_tag (Object / Relation / Both).
+//  - Random: one stratum, a seeded random split of round(share * n) items.
+//  - Paper: the official fixed lists of 300 train / 100 test ids (split_train_test.py), the same
+//    for every seed.
+enum class ProbeSplitKind { Stratified, CollapsedTag, Random, Paper };
+const char* to_string(ProbeSplitKind kind);
+
 struct ProbeOptions {
   MlpProbeOptions mlp;
   std::vector<std::uint64_t> seeds = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   double train_share = 0.75;  // 300 of Winoground's 400 items
-  // The paper's own split (split_train_test.py of the official code: fixed lists of 300 train
-  // and 100 test Winoground ids) for every seed instead of a seeded stratified split.
+  ProbeSplitKind split = ProbeSplitKind::Stratified;
+  // The paper's own split for every seed: the same as split = ProbeSplitKind::Paper (kept for
+  // `--paper-split`).
   bool paper_split = false;
   double svm_c = 100;
   std::uint64_t svm_seed = 0;  // control reassignment of the SVM sets
@@ -130,10 +141,25 @@ struct ProbeOptions {
   int parallel_fits = 0;
 };
 
-// Items in the training split, stratified by collapsed tag: each tag group gets its share
-// rounded by largest remainder, so the total is round(share * n).
+// The stratum of an example in the paper's split: the one tag it carries among Pragmatics,
+// Symbolic and Morpheme-Level (its secondary_tag list), "Both" when it carries two or more of
+// them (such an example is placed in "Both" only, never in two strata), and "None" when it
+// carries none (Series alone, or no secondary tag).
+std::string paper_stratum(const WinogroundExample& example);
+// An example's stratum for a split kind (Random: "all"; Paper: not stratified, "all").
+std::string probe_stratum(const WinogroundExample& example, ProbeSplitKind kind);
+
+// Items in the training split, stratified by `kind`'s strata: each stratum gets its share
+// rounded by largest remainder (ties: the stratum first in name order), so the total is
+// round(share * n) and every stratum is within one item of share * its size. Seeded.
 std::vector<bool> stratified_split(const WinogroundDataset& dataset, double train_share,
-                                   std::uint64_t seed);
+                                   std::uint64_t seed,
+                                   ProbeSplitKind kind = ProbeSplitKind::Stratified);
+// The split a probe run uses for `seed` (options.split, or the paper's when paper_split).
+std::vector<bool> probe_split(const WinogroundDataset& dataset, const ProbeOptions& options,
+                              std::uint64_t seed);
+// One sentence for reports: how the items were split.
+std::string describe_split(const ProbeOptions& options);
 // The official split of "Why is Winoground Hard?" (train: true); UsageError unless the dataset is
 // Winoground's ids 0-399.
 std::vector<bool> paper_split(const WinogroundDataset& dataset);

@@ -71,7 +71,10 @@ struct EmbedStats {
   std::string cache_warning;
 };
 
-// [n, embed_dim] embeddings, in request order.
+// [n, embed_dim] embeddings, in request order. `full`, when given, receives the states that
+// `encode` asks for over the whole request (when states are asked for, every input is
+// computed, none read from the cache): per-layer states
+// (hidden, hidden_mean, hidden_max) as [layers + 1, n, width] whatever the batching.
 std::vector<float> embed_images(const ClipRuntime& rt, const std::vector<ImageRequest>& requests,
                                 EmbedStats* stats = nullptr, const EncodeOptions& encode = {},
                                 TowerOutput* full = nullptr);

@@ -2,7 +2,9 @@
 // and the embedding files they read.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 #include "test_util.hpp"
@@ -72,7 +74,7 @@ ProbeOptions small_options() {
 
 TEST(ProbeSplit, StratifiedByTagWithExactTotal) {
   WinogroundDataset ds = tagged_dataset(400);  // 200 Object, 120 Relation, 80 Both
-  const auto train = stratified_split(ds, 0.75, 3);
+  const auto train = stratified_split(ds, 0.75, 3, ProbeSplitKind::CollapsedTag);
   std::map<std::string, int> per_tag;
   int total = 0;
   for (std::size_t i = 0; i < train.size(); ++i) {
@@ -84,13 +86,81 @@ TEST(ProbeSplit, StratifiedByTagWithExactTotal) {
   EXPECT_EQ(per_tag["Object"], 150);
   EXPECT_EQ(per_tag["Relation"], 90);
   EXPECT_EQ(per_tag["Both"], 60);
-  EXPECT_EQ(train, stratified_split(ds, 0.75, 3));  // seeded
-  EXPECT_NE(train, stratified_split(ds, 0.75, 4));
+  EXPECT_EQ(train, stratified_split(ds, 0.75, 3, ProbeSplitKind::CollapsedTag));  // seeded
+  EXPECT_NE(train, stratified_split(ds, 0.75, 4, ProbeSplitKind::CollapsedTag));
   // 7 items at 0.5: 3.5 rounds to 4 in total, by largest remainder across groups.
   WinogroundDataset small = tagged_dataset(7);
-  const auto s = stratified_split(small, 0.5, 0);
+  const auto s = stratified_split(small, 0.5, 0, ProbeSplitKind::CollapsedTag);
   EXPECT_EQ(std::count(s.begin(), s.end(), true), 4);
   EXPECT_THROW(stratified_split(ds, 1.0, 0), UsageError);
+}
+
+// Winoground-like secondary tags: the strata of the paper's split, with uneven sizes.
+WinogroundDataset secondary_tagged_dataset() {
+  // (secondary_tag, count): 400 in all.
+  const std::pair<const char*, int> kMix[] = {{"", 262},
+                                              {"Symbolic", 27},
+                                              {"Pragmatics", 17},
+                                              {"Morpheme-Level", 21},
+                                              {"Series", 23},
+                                              {"Symbolic, Series", 13},
+                                              {"Symbolic, Pragmatics", 7},
+                                              {"Pragmatics, Morpheme-Level", 3},
+                                              {"Series, Pragmatics", 27}};
+  std::string text;
+  int id = 0;
+  for (const auto& [tag, count] : kMix) {
+    for (int k = 0; k < count; ++k, ++id)
+      text += test::example_line(id, "Noun", tag, kTags[id % 3]);
+  }
+  return parse_examples(text, "examples.jsonl");
+}
+
+TEST(ProbeSplit, PaperStrataPlaceAnItemInOneStratum) {
+  WinogroundDataset ds = secondary_tagged_dataset();
+  auto stratum_of = [&](int id) {
+    return paper_stratum(ds.examples[static_cast<std::size_t>(id)]);
+  };
+  EXPECT_EQ(stratum_of(0), "None");
+  EXPECT_EQ(stratum_of(262), "Symbolic");
+  EXPECT_EQ(stratum_of(262 + 27), "Pragmatics");
+  EXPECT_EQ(stratum_of(262 + 27 + 17), "Morpheme-Level");
+  EXPECT_EQ(stratum_of(262 + 27 + 17 + 21), "None");            // Series alone
+  EXPECT_EQ(stratum_of(262 + 27 + 17 + 21 + 23), "Symbolic");   // Series does not count
+  EXPECT_EQ(stratum_of(262 + 27 + 17 + 21 + 23 + 13), "Both");  // two of the three
+  EXPECT_EQ(stratum_of(262 + 27 + 17 + 21 + 23 + 13 + 7), "Both");
+  EXPECT_EQ(stratum_of(399), "Pragmatics");
+}
+
+TEST(ProbeSplit, StrataProportionsPreservedWithinOneItem) {
+  WinogroundDataset ds = secondary_tagged_dataset();
+  std::map<std::string, int> size;
+  for (const auto& ex : ds.examples)
+    ++size[paper_stratum(ex)];
+  ASSERT_EQ(size.size(), 5u);  // None, Symbolic, Pragmatics, Morpheme-Level, Both
+  for (std::uint64_t seed = 0; seed < 5; ++seed) {
+    const auto train = stratified_split(ds, 0.75, seed);
+    EXPECT_EQ(std::count(train.begin(), train.end(), true), 300);
+    std::map<std::string, int> in_train;
+    for (std::size_t i = 0; i < train.size(); ++i)
+      in_train[paper_stratum(ds.examples[i])] += train[i] ? 1 : 0;
+    for (const auto& [stratum, n] : size) {
+      EXPECT_LT(std::fabs(in_train[stratum] - 0.75 * n), 1.0) << stratum << " seed " << seed;
+      // ...and so the test split keeps each stratum's share too.
+      EXPECT_LT(std::fabs((n - in_train[stratum]) - 0.25 * n), 1.0) << stratum;
+    }
+  }
+  EXPECT_NE(stratified_split(ds, 0.75, 0), stratified_split(ds, 0.75, 1));
+  // The option picks the kind; the paper's fixed lists win over it when paper_split is set.
+  ProbeOptions o;
+  o.split = ProbeSplitKind::Random;
+  const auto random = probe_split(ds, o, 0);
+  EXPECT_EQ(std::count(random.begin(), random.end(), true), 300);
+  EXPECT_EQ(random, stratified_split(ds, 0.75, 0, ProbeSplitKind::Random));
+  EXPECT_NE(describe_split(o).find("random"), std::string::npos);
+  o.paper_split = true;
+  EXPECT_EQ(probe_split(ds, o, 0), paper_split(ds));
+  EXPECT_NE(describe_split(o).find("split_train_test.py"), std::string::npos);
 }
 
 TEST(ProbeMlp, GradientMatchesFiniteDifferences) {
