@@ -79,9 +79,5 @@ TEST(Dataset, AcceptsFolderParentWithDataOrFile) {
   EXPECT_THROW(load_dataset(dir.path()), IoError);
 }
 
-std::string tiny_png() {
-  return encode_png_rgb8(std::vector<std::uint8_t>(4 * 4 * 3, 9), 4, 4);
-}
-
 }  // namespace
 }  // namespace winokit

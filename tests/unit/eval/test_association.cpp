@@ -71,8 +71,6 @@ TEST(WinoGAViL, MetricsBreakdownsHumansAndPredictionsCsv) {
   EXPECT_THROW(predictions_from_column(ds, "nope"), InputError);
 }
 
-const std::string kAssets = std::string(WINOKIT_SOURCE_DIR) + "/tests/fixtures/winogavil/";
-
 // Issue 12, item 3: every CSV the official repository publishes under assets/ reads as it is.
 
 TEST(WinoGAViL, BootstrapIsSeededAndIndependentOfThreads) {

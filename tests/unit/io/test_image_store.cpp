@@ -14,6 +14,10 @@ namespace {
 const std::string kPublishedLine =
     R"({"id": 0, "caption_0": "an old person kisses a young person", "caption_1": "a young person kisses an old person", "image_0": "ex_0_img_0", "image_1": "ex_0_img_1", "tag": "Adjective-Age", "secondary_tag": "", "num_main_preds": 1, "collapsed_tag": "Relation"})";
 
+std::string tiny_png() {
+  return encode_png_rgb8(std::vector<std::uint8_t>(4 * 4 * 3, 9), 4, 4);
+}
+
 TEST(ImageStore, ResolvesExtensionsAndSniffsContent) {
   test::TempDir dir;
   const std::string jpeg_bytes = std::string("\xFF\xD8\xFF\xE0", 4) + "rest";

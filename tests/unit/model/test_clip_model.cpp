@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "winokit/core/error.hpp"
 #include "winokit/model/clip_model.hpp"
+#include "winokit/model/tokenizer.hpp"
 
 namespace winokit {
 namespace fs = std::filesystem;

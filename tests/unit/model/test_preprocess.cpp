@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "winokit/io/image_decode.hpp"
+#include "winokit/io/png_writer.hpp"
 #include "winokit/model/clip_config.hpp"
 #include "winokit/model/preprocess.hpp"
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "winokit/core/error.hpp"
 #include "winokit/model/tokenizer.hpp"
 
 namespace winokit {
