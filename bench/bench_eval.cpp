@@ -16,7 +16,11 @@
 #include <vector>
 
 #include "winokit/evaluation.hpp"
-#include "winokit/report.hpp"
+#include "winokit/report/csv_report.hpp"
+#include "winokit/report/format.hpp"
+#include "winokit/report/html_report.hpp"
+#include "winokit/report/json_report.hpp"
+#include "winokit/report/markdown.hpp"
 #include "winokit/rng.hpp"
 #include "winokit/scores.hpp"
 #include "winokit/version.hpp"

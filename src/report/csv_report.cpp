@@ -1,6 +1,6 @@
 #include <sstream>
 
-#include "winokit/report.hpp"
+#include "winokit/report/csv_report.hpp"
 #include "winokit/table.hpp"
 
 namespace winokit {

@@ -18,7 +18,8 @@
 #include "winokit/error.hpp"
 #include "winokit/image.hpp"
 #include "winokit/image_store.hpp"
-#include "winokit/report.hpp"
+#include "winokit/report/example_browser.hpp"
+#include "winokit/report/format.hpp"
 
 namespace winokit {
 

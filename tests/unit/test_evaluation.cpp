@@ -4,7 +4,11 @@
 #include "winokit/compare.hpp"
 #include "winokit/error.hpp"
 #include "winokit/evaluation.hpp"
-#include "winokit/report.hpp"
+#include "winokit/report/csv_report.hpp"
+#include "winokit/report/format.hpp"
+#include "winokit/report/html_report.hpp"
+#include "winokit/report/json_report.hpp"
+#include "winokit/report/markdown.hpp"
 
 namespace winokit {
 namespace {

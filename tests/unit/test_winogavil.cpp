@@ -12,7 +12,7 @@
 #include "winokit/supervised.hpp"
 #include "winokit/swow.hpp"
 #include "winokit/winogavil.hpp"
-#include "winokit/winogavil_report.hpp"
+#include "winokit/report/winogavil_report.hpp"
 
 namespace winokit {
 namespace {

@@ -11,7 +11,7 @@
 #include "winokit/clip.hpp"
 #include "winokit/error.hpp"
 #include "winokit/files.hpp"
-#include "winokit/report.hpp"
+#include "winokit/report/format.hpp"
 #include "winokit/text.hpp"
 
 namespace winokit::cli {
