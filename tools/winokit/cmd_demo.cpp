@@ -19,7 +19,8 @@ namespace winokit::cli {
 namespace {
 
 struct DemoFlags {
-  ReportFlags output{.out = "winokit-demo"};  // --out: the folder
+  ReportFlags output;  // --out: the folder, "winokit-demo" unless given
+  DemoFlags() { output.out = "winokit-demo"; }
   std::size_t count = 140;
   std::uint64_t seed = 1;
   bool no_clip = false;
@@ -122,11 +123,7 @@ void add_demo(CLI::App& app, int& exit_code) {
   auto f = std::make_shared<DemoFlags>();
   CLI::App* cmd = app.add_subcommand(
       "demo", "Generate a synthetic set, score it with the baselines, print and write reports");
-  f->output.add_to(*cmd, {.out = "Folder for the dataset and reports",
-                          .json = nullptr,
-                          .html = nullptr,
-                          .markdown = nullptr,
-                          .quiet = nullptr});
+  f->output.add_to(*cmd, ReportFlags::Help::only_out("Folder for the dataset and reports", false));
   cmd->add_option("--count", f->count, "Number of examples")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{8}, std::size_t{100'000}));

@@ -81,10 +81,7 @@ void add_heatmap(CLI::App& app, int& exit_code) {
   cmd->add_option("--images", f->images,
                   "Image folder or .zip, when not images/ (or images.zip) beside examples.jsonl");
   cmd->add_option("--examples", f->examples, "Example ids")->required()->delimiter(',');
-  f->report.add_to(*cmd, {.json = nullptr,
-                          .html = "Self-contained HTML report with the maps",
-                          .markdown = nullptr,
-                          .quiet = nullptr});
+  f->report.add_to(*cmd, ReportFlags::Help::only_html("Self-contained HTML report with the maps"));
   cmd->add_option("--out-dir", f->out_dir, "Also write each map as a PNG file here");
   f->model.add_to(*cmd, /*required=*/true);
   cmd->callback([f, &exit_code] {

@@ -64,12 +64,8 @@ void add_perplexity(CLI::App& app, int& exit_code) {
       ->required();
   cmd->add_option("--data", flags->data, "Dataset folder with examples.jsonl (no images needed)")
       ->required();
-  flags->output.add_to(*cmd, {.out = "CSV to write: id,caption,tokens,perplexity",
-                              .out_required = true,
-                              .json = nullptr,
-                              .html = nullptr,
-                              .markdown = nullptr,
-                              .quiet = nullptr});
+  flags->output.add_to(
+      *cmd, ReportFlags::Help::only_out("CSV to write: id,caption,tokens,perplexity", true));
   cmd->add_option("--tokenizer", flags->lm.tokenizer,
                   "Folder with vocab.json + merges.txt (default: the model folder)");
   cmd->add_flag("--bos", flags->lm.bos,

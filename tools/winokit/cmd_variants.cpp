@@ -134,12 +134,8 @@ void add_variants(CLI::App& app, int& exit_code) {
   gen->add_option("--per-caption", g->options.per_caption, "Variants per caption and method")
       ->capture_default_str();
   gen->add_option("--seed", g->options.seed, "Seed")->capture_default_str();
-  g->output.add_to(*gen, {.out = "Output JSONL (id, caption, augmentation, text)",
-                          .out_required = true,
-                          .json = nullptr,
-                          .html = nullptr,
-                          .markdown = nullptr,
-                          .quiet = nullptr});
+  g->output.add_to(
+      *gen, ReportFlags::Help::only_out("Output JSONL (id, caption, augmentation, text)", true));
   gen->callback([g, &exit_code] { exit_code = guarded([&] { return run_generate(*g); }); });
   auto e = std::make_shared<EvalFlags>();
   CLI::App* ev =

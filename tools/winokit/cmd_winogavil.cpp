@@ -174,12 +174,7 @@ void add_winogavil(CLI::App& app, int& exit_code) {
   swow->add_option("--graph", s->graph, "SWOW CSV: cue,R1,R2,R3 or cue,response,strength")
       ->required();
   swow->add_option("--images", s->images, "Folder of candidate images (<name>.<ext>)")->required();
-  s->output.add_to(*swow, {.out = "Output CSV in the WinoGAViL layout",
-                           .out_required = true,
-                           .json = nullptr,
-                           .html = nullptr,
-                           .markdown = nullptr,
-                           .quiet = nullptr});
+  s->output.add_to(*swow, ReportFlags::Help::only_out("Output CSV in the WinoGAViL layout", true));
   swow->add_option("--count", s->options.max_instances, "At most this many instances")
       ->capture_default_str();
   swow->add_option("--seed", s->options.seed, "Seed")->capture_default_str();

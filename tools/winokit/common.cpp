@@ -248,10 +248,10 @@ const std::string& ReportFlags::path(ReportFormat format) const {
   return json;
 }
 
-void ReportFlags::add_outputs(OutputSet& out, const std::vector<ReportText>& texts) const {
+void ReportFlags::add_outputs(OutputSet& files, const std::vector<ReportText>& texts) const {
   for (const auto& t : texts) {
     const std::string& p = path(t.format);
-    if (!p.empty()) out.add(p, t.text());
+    if (!p.empty()) files.add(p, t.text());
   }
 }
 

@@ -83,12 +83,19 @@ struct ReportFlags {
     bool html_images = false;  // --html-images embed|link|none (the example browser)
     const char* markdown = "Write the markdown tables to a file";
     const char* quiet = "Do not print the tables";
+    // Only --out (a file or folder the command writes), or only --html.
+    static Help only_out(const char* help, bool required) {
+      return {help, required, nullptr, nullptr, nullptr, false, nullptr, nullptr};
+    }
+    static Help only_html(const char* help) {
+      return {nullptr, false, nullptr, nullptr, help, false, nullptr, nullptr};
+    }
   };
   void add_to(CLI::App& app, const Help& help);
   // The path given for a format ("" when none).
   const std::string& path(ReportFormat format) const;
   // Adds each text whose format was asked for, in the order given.
-  void add_outputs(OutputSet& out, const std::vector<ReportText>& texts) const;
+  void add_outputs(OutputSet& files, const std::vector<ReportText>& texts) const;
   // The example browser's images (--html-images).
   HtmlImages images() const { return parse_html_images(html_images); }
   // Prints the markdown on stdout unless --quiet or --markdown FILE.
