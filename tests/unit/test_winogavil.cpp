@@ -8,11 +8,11 @@
 #include "winokit/association_solver.hpp"
 #include "winokit/clip.hpp"
 #include "winokit/error.hpp"
+#include "winokit/report/winogavil_report.hpp"
 #include "winokit/rng.hpp"
 #include "winokit/supervised.hpp"
 #include "winokit/swow.hpp"
 #include "winokit/winogavil.hpp"
-#include "winokit/report/winogavil_report.hpp"
 
 namespace winokit {
 namespace {
