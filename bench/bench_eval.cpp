@@ -18,7 +18,12 @@
 #include "winokit/core/rng.hpp"
 #include "winokit/eval/evaluation.hpp"
 #include "winokit/eval/scores.hpp"
-#include "winokit/report.hpp"
+#include "winokit/report/csv_report.hpp"
+#include "winokit/report/example_browser.hpp"
+#include "winokit/report/format.hpp"
+#include "winokit/report/html_report.hpp"
+#include "winokit/report/json_report.hpp"
+#include "winokit/report/markdown.hpp"
 #include "winokit/version.hpp"
 
 namespace {

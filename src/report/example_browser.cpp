@@ -19,7 +19,12 @@
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/image_store.hpp"
 #include "winokit/model/preprocess.hpp"
-#include "winokit/report.hpp"
+#include "winokit/report/csv_report.hpp"
+#include "winokit/report/example_browser.hpp"
+#include "winokit/report/format.hpp"
+#include "winokit/report/html_report.hpp"
+#include "winokit/report/json_report.hpp"
+#include "winokit/report/markdown.hpp"
 
 namespace winokit {
 

@@ -1,7 +1,9 @@
+#include "winokit/report/format.hpp"
+
+#include <cmath>
 #include <cstdio>
 
-#include "winokit/report.hpp"
-#include "winokit/version.hpp"
+#include "winokit/report/provenance.hpp"
 
 namespace winokit {
 
@@ -64,21 +66,11 @@ std::string base64(const std::string& bytes) {
   return out;
 }
 
-json options_json(const EvalOptions& o) {
-  return {
-      {"seed", o.seed},
-      {"bootstrap_resamples", o.bootstrap_resamples},
-      {"confidence", o.confidence},
-      {"folds", o.folds},
-      {"alpha", o.alpha},
-      {"secondary_grouping", o.secondary == SecondaryGrouping::Membership ? "membership" : "exact"},
-      {"threads", 1}};
-}
-
-json dataset_json(const WinogroundDataset& dataset) {
-  return {{"examples", dataset.examples_path.string()},
-          {"sha256", dataset.examples_sha256},
-          {"n", dataset.examples.size()}};
+std::string fixed(double value, int decimals) {
+  if (!std::isfinite(value)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+  return buf;
 }
 
 ReportContext make_context(const WinogroundDataset& dataset, const std::string& model,
@@ -86,21 +78,13 @@ ReportContext make_context(const WinogroundDataset& dataset, const std::string& 
                            const EvalOptions& options) {
   ReportContext ctx;
   ctx.model = model;
-  json tag_sets = json::array();
-  for (const auto& t : inputs.tag_sets) {
-    tag_sets.push_back({{"name", t.name}, {"file", t.file}, {"sha256", t.sha256}});
-  }
-  json covariates = json::array();
-  for (const auto& c : inputs.covariates) {
-    covariates.push_back({{"name", c.name}, {"file", c.source}, {"sha256", c.sha256}});
-  }
-  ctx.provenance = {{"tool", "winokit"},
-                    {"version", kVersion},
-                    {"dataset", dataset_json(dataset)},
-                    {"scorer", scorer},
-                    {"tag_sets", tag_sets},
-                    {"covariates", covariates},
-                    {"options", options_json(options)}};
+  Provenance p;
+  p.dataset(dataset).model("scorer", scorer).inputs("tag_sets").inputs("covariates");
+  for (const auto& t : inputs.tag_sets)
+    p.list_input("tag_sets", {t.name, t.file, t.sha256, std::nullopt});
+  for (const auto& c : inputs.covariates)
+    p.list_input("covariates", {c.name, c.source, c.sha256, std::nullopt});
+  ctx.provenance = p.options(options).json();
   return ctx;
 }
 

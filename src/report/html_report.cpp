@@ -1,7 +1,9 @@
 #include <algorithm>
 #include <sstream>
 
-#include "winokit/report.hpp"
+#include "winokit/report/html_report.hpp"
+
+#include "winokit/report/example_browser.hpp"
 
 namespace winokit {
 
@@ -480,6 +482,18 @@ std::string markdown_html(const std::string& title, const std::string& markdown,
     html.insert(close == std::string::npos ? 0 : html.find('>', close) + 1, random_warning(title));
   }
   return html_page(title, html + provenance_html(provenance));
+}
+
+}  // namespace winokit
+
+namespace winokit {
+
+std::string markdown_html(const std::string& title, const std::string& markdown,
+                          const nlohmann::json& provenance, const std::string& extra_body) {
+  std::string html = markdown_html(title, markdown, provenance);
+  const auto body_end = html.rfind("</body>");
+  html.insert(body_end == std::string::npos ? html.size() : body_end, extra_body);
+  return html;
 }
 
 }  // namespace winokit

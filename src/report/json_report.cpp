@@ -1,4 +1,4 @@
-#include "winokit/report.hpp"
+#include "winokit/report/json_report.hpp"
 
 namespace winokit {
 

@@ -1,7 +1,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "winokit/report.hpp"
+#include "winokit/report/markdown.hpp"
 
 namespace winokit {
 

@@ -1,12 +1,18 @@
 #include "winokit/report/winogavil_report.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "winokit/io/table.hpp"
-#include "winokit/report.hpp"
+#include "winokit/report/csv_report.hpp"
+#include "winokit/report/example_browser.hpp"
+#include "winokit/report/format.hpp"
+#include "winokit/report/html_report.hpp"
+#include "winokit/report/json_report.hpp"
+#include "winokit/report/markdown.hpp"
 
 namespace winokit {
 
@@ -297,6 +303,70 @@ std::string predictions_csv(const AssociationDataset& ds,
     out << "\n";
   }
   return out.str();
+}
+
+}  // namespace winokit
+
+namespace winokit {
+
+std::string markdown_supervised(const SupervisedResult& sup, std::size_t runs_per_group) {
+  char line[320];
+  std::ostringstream md;
+  md << "\n### Supervised baseline (" << runs_per_group << " runs per group)\n\n"
+     << "Protocol: " << sup.protocol << ".\n";
+  for (const auto& g : sup.groups) {
+    md << "\n#### Test on " << g.name
+       << "\n\n| Run | Train pairs | Validation | Test | Epoch tested | Supervised (%) | "
+          "Zero-shot (%) | By candidates (%) |\n"
+       << "|---:|---:|---:|---:|---:|---:|---:|---|\n";
+    for (const auto& r : g.runs) {
+      std::string per;
+      for (const auto& [c, v] : r.by_candidates) {
+        char b[64];
+        std::snprintf(b, sizeof b, "%s%d: %.1f (N %zu)", per.empty() ? "" : "; ", c, v.first * 100,
+                      v.second);
+        per += b;
+      }
+      std::snprintf(line, sizeof line, "| %llu | %zu | %zu | %zu | %d | %.1f | %.1f | %s |\n",
+                    static_cast<unsigned long long>(r.seed), r.train_pairs, r.validation, r.test,
+                    r.epoch, r.test_jaccard * 100, r.zero_shot_jaccard * 100, per.c_str());
+      md << line;
+    }
+    std::snprintf(line, sizeof line,
+                  "\nTest Jaccard on %s, mean +- standard deviation over runs: supervised "
+                  "%.1f +- %.1f, zero-shot on the same test instances %.1f +- %.1f.\n",
+                  g.name.c_str(), g.mean * 100, g.stddev * 100, g.zero_shot_mean * 100,
+                  g.zero_shot_std * 100);
+    md << line;
+  }
+  return md.str();
+}
+
+json json_supervised(const SupervisedResult& sup) {
+  json groups = json::array();
+  for (const auto& g : sup.groups) {
+    json runs = json::array();
+    for (const auto& r : g.runs) {
+      json per_json = json::object();
+      for (const auto& [c, v] : r.by_candidates)
+        per_json[std::to_string(c)] = {{"percent", v.first * 100}, {"n", v.second}};
+      runs.push_back({{"seed", r.seed},
+                      {"train_pairs", r.train_pairs},
+                      {"validation", r.validation},
+                      {"test", r.test},
+                      {"epoch_tested", r.epoch},
+                      {"supervised_percent", r.test_jaccard * 100},
+                      {"zero_shot_percent", r.zero_shot_jaccard * 100},
+                      {"by_candidates", per_json}});
+    }
+    groups.push_back({{"group", g.name},
+                      {"runs", runs},
+                      {"supervised_mean_percent", g.mean * 100},
+                      {"supervised_std_percent", g.stddev * 100},
+                      {"zero_shot_mean_percent", g.zero_shot_mean * 100},
+                      {"zero_shot_std_percent", g.zero_shot_std * 100}});
+  }
+  return {{"protocol", sup.protocol}, {"groups", groups}};
 }
 
 }  // namespace winokit

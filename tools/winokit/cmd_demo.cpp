@@ -9,6 +9,10 @@
 #include "winokit/eval/clip_scorer.hpp"
 #include "winokit/eval/compare.hpp"
 #include "winokit/model/compute.hpp"
+#include "winokit/report/example_browser.hpp"
+#include "winokit/report/html_report.hpp"
+#include "winokit/report/markdown.hpp"
+#include "winokit/report/provenance.hpp"
 #include "winokit/version.hpp"
 
 namespace winokit::cli {
@@ -16,7 +20,8 @@ namespace winokit::cli {
 namespace {
 
 struct DemoFlags {
-  std::string out = "winokit-demo";
+  ReportFlags output;  // --out: the folder, "winokit-demo" unless given
+  DemoFlags() { output.out = "winokit-demo"; }
   std::size_t count = 140;
   std::uint64_t seed = 1;
   bool no_clip = false;
@@ -25,7 +30,7 @@ struct DemoFlags {
 
 int run(const DemoFlags& f) {
   namespace fs = std::filesystem;
-  const fs::path dir = f.out;
+  const fs::path dir = f.output.out;
   const fs::path data = dir / "synthetic";
   SynthOptions so;
   so.count = f.count;
@@ -81,10 +86,7 @@ int run(const DemoFlags& f) {
   }
   WinogroundDataset dataset = load_dataset(data);
   CompareResult c = compare_runs(dataset, runs, req.options);
-  nlohmann::json provenance = {{"tool", "winokit"},
-                               {"version", kVersion},
-                               {"dataset", dataset_json(dataset)},
-                               {"options", options_json(req.options)}};
+  const nlohmann::json provenance = Provenance().dataset(dataset).options(req.options).json();
   ExampleBrowser browser{&dataset, {}, {}, {}, example_images(dataset, HtmlImages::Embed, dir)};
   for (const auto& run : runs) {
     browser.models.push_back(run.name);
@@ -122,7 +124,7 @@ void add_demo(CLI::App& app, int& exit_code) {
   auto f = std::make_shared<DemoFlags>();
   CLI::App* cmd = app.add_subcommand(
       "demo", "Generate a synthetic set, score it with the baselines, print and write reports");
-  cmd->add_option("--out", f->out, "Folder for the dataset and reports")->capture_default_str();
+  f->output.add_to(*cmd, ReportFlags::Help::only_out("Folder for the dataset and reports", false));
   cmd->add_option("--count", f->count, "Number of examples")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{8}, std::size_t{100'000}));

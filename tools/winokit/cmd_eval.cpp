@@ -15,13 +15,11 @@ namespace winokit::cli {
 namespace {
 
 struct EvalFlags {
-  std::string data, scores, scorer, name, json, csv, per_example, scores_out, html, markdown,
-      images;
-  std::string html_images = "embed";
+  std::string data, scores, scorer, name, per_example, scores_out, images;
   std::vector<std::string> tags, covariates;
   std::string perplexity;
   LmRequest lm;
-  bool quiet = false;
+  ReportFlags report;
   StatFlags stats;
   ModelFlags model;
 };
@@ -79,10 +77,7 @@ int run(const EvalFlags& f) {
   }
   EvalRun r = run_evaluation(std::move(dataset), req, *scorer, f.name);
   OutputSet out;
-  add_eval_outputs(r,
-                   {f.json, f.csv, f.per_example, scores_out, f.html, f.markdown,
-                    parse_html_images(f.html_images)},
-                   out);
+  add_eval_outputs(r, output_paths(f.report, f.per_example, scores_out), out);
   commit(out);
   if (!f.model.model.empty()) {
     const auto& e = r.context.provenance["scorer"]["embeddings"];
@@ -91,7 +86,7 @@ int run(const EvalFlags& f) {
               << " captions computed, " << e["captions_cached"] << " from the cache; scores in "
               << scores_out << "\n";
   }
-  if (!f.quiet && f.markdown.empty()) std::cout << r.markdown;
+  f.report.print(r.markdown);
   return 0;
 }
 
@@ -120,18 +115,11 @@ void add_eval(CLI::App& app, int& exit_code) {
                   "GPT-2 folder: compute caption perplexities (cached) for Table 6, left");
   cmd->add_flag("--lm-bos", flags->lm.bos,
                 "With --lm: prepend <|endoftext|> (see perplexity --bos)");
-  cmd->add_option("--json", flags->json, "Write the JSON report");
-  cmd->add_option("--csv", flags->csv, "Write the CSV report (one row per group and metric)");
+  flags->report.add_to(*cmd, {.csv = "Write the CSV report (one row per group and metric)",
+                              .html = "Write the self-contained HTML report",
+                              .html_images = true});
   cmd->add_option("--per-example", flags->per_example, "Write per-example outcomes (JSONL)");
   cmd->add_option("--scores-out", flags->scores_out, "Write the scores in the official JSONL");
-  cmd->add_option("--html", flags->html, "Write the self-contained HTML report");
-  cmd->add_option("--html-images", flags->html_images,
-                  "Images in the HTML example browser: embed (thumbnails, one self-contained "
-                  "file), link (to the image files), none")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"embed", "link", "none"}));
-  cmd->add_option("--markdown", flags->markdown, "Write the markdown tables to a file");
-  cmd->add_flag("--quiet", flags->quiet, "Do not print the tables");
   flags->stats.add_to(*cmd);
   flags->model.add_to(*cmd, /*required=*/false);
   cmd->callback([flags, &exit_code] { exit_code = guarded([&] { return run(*flags); }); });

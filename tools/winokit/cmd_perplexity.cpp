@@ -37,18 +37,19 @@ namespace {
 
 struct PerplexityFlags {
   LmRequest lm;
-  std::string data, out;
+  std::string data;
+  ReportFlags output;  // --out
 };
 
 int run(const PerplexityFlags& f) {
   WinogroundDataset dataset = load_dataset(f.data);
   LmRun r = run_perplexity(dataset, f.lm);
   OutputSet out;
-  out.add(f.out, perplexity_csv(dataset, r.values, f.lm.bos));
+  out.add(f.output.out, perplexity_csv(dataset, r.values, f.lm.bos));
   out.commit();
   if (!r.cache_warning.empty()) std::cerr << "winokit: " << r.cache_warning << "\n";
   std::cerr << "winokit: " << r.values.size() << " captions (" << r.cached << " from the cache) -> "
-            << f.out << "\nwinokit: " << perplexity_definition(f.lm.bos) << "\n";
+            << f.output.out << "\nwinokit: " << perplexity_definition(f.lm.bos) << "\n";
   return 0;
 }
 
@@ -64,7 +65,8 @@ void add_perplexity(CLI::App& app, int& exit_code) {
       ->required();
   cmd->add_option("--data", flags->data, "Dataset folder with examples.jsonl (no images needed)")
       ->required();
-  cmd->add_option("--out", flags->out, "CSV to write: id,caption,tokens,perplexity")->required();
+  flags->output.add_to(
+      *cmd, ReportFlags::Help::only_out("CSV to write: id,caption,tokens,perplexity", true));
   cmd->add_option("--tokenizer", flags->lm.tokenizer,
                   "Folder with vocab.json + merges.txt (default: the model folder)");
   cmd->add_flag("--bos", flags->lm.bos,

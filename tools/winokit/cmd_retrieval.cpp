@@ -1,7 +1,4 @@
 // winokit retrieval: text-to-image and image-to-text Recall@k over the whole dataset.
-#include <iostream>
-#include <sstream>
-
 #include "commands.hpp"
 #include "common.hpp"
 #include "vilt_cli.hpp"
@@ -9,7 +6,14 @@
 #include "winokit/eval/retrieval.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/safetensors.hpp"
-#include "winokit/report.hpp"
+#include "winokit/report/csv_report.hpp"
+#include "winokit/report/example_browser.hpp"
+#include "winokit/report/format.hpp"
+#include "winokit/report/html_report.hpp"
+#include "winokit/report/json_report.hpp"
+#include "winokit/report/markdown.hpp"
+#include "winokit/report/provenance.hpp"
+#include "winokit/report/retrieval_report.hpp"
 #include "winokit/version.hpp"
 
 namespace winokit::cli {
@@ -17,9 +21,9 @@ namespace winokit::cli {
 namespace {
 
 struct RetrievalFlags {
-  std::string data, matrix, json, markdown, html, matrix_out, name, images;
+  std::string data, matrix, matrix_out, name, images;
   std::vector<int> ks = {1, 2, 5, 10};
-  bool quiet = false;
+  ReportFlags report;
   ModelFlags model;
 };
 
@@ -31,10 +35,13 @@ int run(const RetrievalFlags& f) {
   ds.images = f.images;
   ScoreMatrix m;
   std::string name = f.name;
-  nlohmann::json source;
+  Provenance provenance;
+  provenance.dataset(ds);
   if (is_vilt_model(f.model)) {
     if (name.empty()) name = model_name(f.model.model);
+    nlohmann::json source;
     m = vilt_retrieval_matrix(f.model, ds, source);
+    provenance.model("scores", source);
   } else if (!f.model.model.empty()) {
     ClipRuntime rt = f.model.load();
     if (name.empty()) name = model_name(f.model.model);
@@ -46,62 +53,28 @@ int run(const RetrievalFlags& f) {
     const auto im = embed_images(rt, requests);
     const int n = static_cast<int>(captions.size());
     m = matrix_from_embeddings(t, im, n, n, rt.model->config().embed_dim);
-    source = rt.describe();
+    provenance.model("scores", rt.describe());
   } else {
     m = load_score_matrix(f.matrix, ds);
     if (name.empty()) name = std::filesystem::path(f.matrix).stem().string();
-    source = {{"kind", "score-matrix"}, {"file", f.matrix}};
+    provenance.source("scores", "score-matrix", "file", f.matrix);
   }
-  RecallResult r = retrieval_recall(m, f.ks);
-  std::ostringstream md;
-  md << "## Retrieval: " << name << " (" << m.captions << " captions x " << m.images
-     << " images)\n\n"
-     << "| Direction |";
-  for (int k : r.ks)
-    md << " R@" << k << " |";
-  md << "\n|---|";
-  for (std::size_t i = 0; i < r.ks.size(); ++i)
-    md << "---:|";
-  md << "\n| text -> image |";
-  for (double v : r.text_to_image)
-    md << " " << percent(v) << " |";
-  md << "\n| image -> text |";
-  for (double v : r.image_to_text)
-    md << " " << percent(v) << " |";
-  md << "\n\nThe correct image of caption_j of example i is image_j of example i. Ties count "
-        "against "
-        "the model (a distractor scored equal to the correct item ranks ahead of it): "
-     << r.t2i_ties << " caption queries and " << r.i2t_ties
-     << " image queries had such ties. R@1 needs the minimal pair resolved; R@2 does not (the "
-        "pair's other item may rank first).\n";
-  nlohmann::json j = {
-      {"model", name},
-      {"provenance",
-       {{"tool", "winokit"},
-        {"version", kVersion},
-        {"dataset", dataset_json(ds)},
-        {"scores", source}}},
-      {"ks", r.ks},
-      {"text_to_image_percent", nlohmann::json::array()},
-      {"image_to_text_percent", nlohmann::json::array()},
-      {"ties", {{"text_to_image_queries", r.t2i_ties}, {"image_to_text_queries", r.i2t_ties}}},
-      {"method", "rank = 1 + items scored higher + other items scored equal"}};
-  for (double v : r.text_to_image)
-    j["text_to_image_percent"].push_back(v * 100);
-  for (double v : r.image_to_text)
-    j["image_to_text_percent"].push_back(v * 100);
+  const RetrievalReport report{name, static_cast<std::size_t>(m.captions),
+                               static_cast<std::size_t>(m.images), retrieval_recall(m, f.ks),
+                               provenance.json()};
+  const std::string md = retrieval_markdown(report);
   OutputSet out;
-  if (!f.json.empty()) out.add(f.json, j.dump(2) + "\n");
-  if (!f.markdown.empty()) out.add(f.markdown, md.str());
-  if (!f.html.empty())
-    out.add(f.html, markdown_html("Retrieval: " + name, md.str(), j["provenance"]));
+  f.report.add_outputs(out,
+                       {{ReportFormat::Json, [&] { return retrieval_json(report).dump(2) + "\n"; }},
+                        {ReportFormat::Markdown, [&] { return md; }},
+                        {ReportFormat::Html, [&] { return retrieval_html(report); }}});
   if (!f.matrix_out.empty()) {
     out.add(f.matrix_out,
             encode_safetensors_f32({{"scores", {{m.captions, m.images}, m.scores}}},
                                    {{"order", "caption 2*i+j x image 2*i+k, dataset order"}}));
   }
   commit(out);
-  if (!f.quiet && f.markdown.empty()) std::cout << md.str();
+  f.report.print(md);
   return 0;
 }
 
@@ -119,11 +92,9 @@ void add_retrieval(CLI::App& app, int& exit_code) {
       "Score matrix (safetensors \"scores\" [2N, 2N]) for models that are not dual encoders");
   cmd->add_option("--k", f->ks, "Recall cut-offs")->capture_default_str()->delimiter(',');
   cmd->add_option("--name", f->name, "Name in the report");
-  cmd->add_option("--json", f->json, "Write the JSON report");
-  cmd->add_option("--markdown", f->markdown, "Write the markdown table to a file");
-  cmd->add_option("--html", f->html, "Write the HTML report");
+  f->report.add_to(
+      *cmd, {.markdown = "Write the markdown table to a file", .quiet = "Do not print the table"});
   cmd->add_option("--matrix-out", f->matrix_out, "Write the score matrix (safetensors)");
-  cmd->add_flag("--quiet", f->quiet, "Do not print the table");
   f->model.add_to(*cmd, /*required=*/false);
   cmd->callback([f, &exit_code] { exit_code = guarded([&] { return run(*f); }); });
 }

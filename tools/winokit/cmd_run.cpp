@@ -7,8 +7,8 @@
 #include "winokit/core/error.hpp"
 #include "winokit/eval/benchmark.hpp"
 #include "winokit/io/files.hpp"
+#include "winokit/report/provenance.hpp"
 #include "winokit/report/sections.hpp"
-#include "winokit/version.hpp"
 
 namespace winokit::cli {
 
@@ -33,7 +33,6 @@ int run(const RunFlags& f) {
   if (!f.scores.empty()) {
     scores = benchmark.load_scores(data, f.scores);
     if (name.empty()) name = std::filesystem::path(f.scores).stem().string();
-    scorer = {{"kind", "scores file"}, {"file", f.scores}, {"sha256", sha256_file(f.scores)}};
   } else {
     ClipRuntime rt = f.model.load();
     scores = score_items(data, rt);
@@ -41,14 +40,19 @@ int run(const RunFlags& f) {
     scorer = rt.describe();
   }
   const BenchmarkSummary summary = benchmark.evaluate(data, scores, f.options);
-  const nlohmann::json provenance = {
-      {"tool", std::string("winokit ") + kVersion},
-      {"benchmark", benchmark.name()},
-      {"data", {{"file", data.file.string()}, {"sha256", data.sha256}}},
-      {"scorer", scorer},
-      {"seed", f.options.seed},
-      {"bootstrap_resamples", f.options.bootstrap_resamples},
-      {"confidence", f.options.confidence}};
+  Provenance p;
+  p.input("data", data.file.string(), data.sha256, data.items.size())
+      .field("benchmark", benchmark.name())
+      .option("seed", f.options.seed)
+      .option("bootstrap_resamples", f.options.bootstrap_resamples)
+      .option("confidence", f.options.confidence);
+  if (!f.scores.empty()) {
+    p.source("scorer", "scores file", "file", f.scores)
+        .detail("scorer", "sha256", sha256_file(f.scores));
+  } else {
+    p.model("scorer", scorer);
+  }
+  const nlohmann::json& provenance = p.json();
   const std::string md = summary_markdown(benchmark, data, summary, name, provenance);
   OutputSet out;
   if (!f.json.empty()) {

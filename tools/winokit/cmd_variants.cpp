@@ -1,7 +1,5 @@
 // winokit variants generate / eval: caption variants and the augmentation-aware score.
 #include <iostream>
-#include <set>
-#include <sstream>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -9,7 +7,14 @@
 #include "winokit/data/variants.hpp"
 #include "winokit/eval/augment.hpp"
 #include "winokit/io/files.hpp"
-#include "winokit/report.hpp"
+#include "winokit/report/csv_report.hpp"
+#include "winokit/report/example_browser.hpp"
+#include "winokit/report/format.hpp"
+#include "winokit/report/html_report.hpp"
+#include "winokit/report/json_report.hpp"
+#include "winokit/report/markdown.hpp"
+#include "winokit/report/provenance.hpp"
+#include "winokit/report/variants_report.hpp"
 #include "winokit/version.hpp"
 
 namespace winokit::cli {
@@ -17,7 +22,8 @@ namespace winokit::cli {
 namespace {
 
 struct GenerateFlags {
-  std::string data, out, substitutions, wordnet = "/usr/share/wordnet";
+  std::string data, substitutions, wordnet = "/usr/share/wordnet";
+  ReportFlags output;  // --out
   std::vector<std::string> methods = {"wordnet-synonym"};
   VariantOptions options;
 };
@@ -50,16 +56,16 @@ int run_generate(const GenerateFlags& f) {
     auto v = generate_variants(ds, method, wn.get(), o);
     all.insert(all.end(), v.begin(), v.end());
   }
-  write_file_atomic(f.out, variants_jsonl(ds, all));
-  std::cerr << "winokit: wrote " << all.size() << " variants to " << f.out << "\n";
+  write_file_atomic(f.output.out, variants_jsonl(ds, all));
+  std::cerr << "winokit: wrote " << all.size() << " variants to " << f.output.out << "\n";
   return 0;
 }
 
 struct EvalFlags {
-  std::string data, json, markdown, html, images;
+  std::string data, images;
   std::vector<std::string> variants;
   std::vector<double> lambdas = {0, 0.25, 0.5, 0.75, 1};
-  bool quiet = false;
+  ReportFlags report;
   bool exclude_original = false;
   ModelFlags model;
 };
@@ -100,94 +106,19 @@ int run_eval(const EvalFlags& f) {
           clip_score(tv, &im[(2 * variants[v].example + k) * dim], dim, scale);
     }
   }
-  // Groups: each augmentation, each family of the official layout ("family:NAME"), and all.
-  std::set<std::string> names, families;
-  for (const auto& v : variants) {
-    names.insert(v.augmentation);
-    if (!v.family.empty()) families.insert(v.family);
-  }
-  std::vector<std::string> groups(names.begin(), names.end());
-  if (families.size() > 1) {
-    for (const auto& fam : families)
-      groups.push_back("family:" + fam);
-  }
-  if (names.size() > 1) groups.push_back("all");
-  const std::string definition =
-      std::string("S_aug(I,T) = (1 - lambda) S(I,T) + lambda * agg S(I,T_i) over ") +
-      (f.exclude_original
-           ? "the variants T_i of caption T only (--exclude-original)"
-           : "the original caption T (the identity variant, as the paper's appendix D and the "
-             "official code) and its variants T_i") +
-      "; a caption without variants keeps S";
-  std::ostringstream md;
-  nlohmann::json j = {{"provenance",
-                       {{"tool", "winokit"},
-                        {"version", kVersion},
-                        {"dataset", dataset_json(ds)},
-                        {"model", rt.describe()},
-                        {"variants", f.variants}}},
-                      {"definition", definition},
-                      {"include_original", !f.exclude_original},
-                      {"augmentations", nlohmann::json::array()}};
-  md << "## Caption variants: " << model_name(f.model.model) << " (N = " << ds.examples.size()
-     << ", " << variants.size() << " variants)\n\n"
-     << definition << ". lambda = 0 is the original.\n";
-  for (const auto& g : groups) {
-    std::vector<CaptionVariant> sub;
-    std::vector<std::array<double, 2>> sub_scores;
-    std::size_t covered = 0;
-    std::set<std::pair<std::size_t, int>> captions;
-    for (std::size_t v = 0; v < variants.size(); ++v) {
-      const bool in_family = g.rfind("family:", 0) == 0 && variants[v].family == g.substr(7);
-      if (g != "all" && variants[v].augmentation != g && !in_family) continue;
-      sub.push_back(variants[v]);
-      sub_scores.push_back(vs[v]);
-      captions.insert({variants[v].example, variants[v].caption});
-    }
-    covered = captions.size();
-    auto settings = augmented_scores(ds, original, sub, sub_scores, f.lambdas, !f.exclude_original);
-    const AugmentSetting* best = &settings.front();
-    for (const auto& s : settings) {
-      if (s.scores[2] > best->scores[2]) best = &s;
-    }
-    md << "\n### " << g << " (" << sub.size() << " variants of " << covered << " captions)\n\n"
-       << "| agg | lambda | Text | Image | Group |\n|---|---:|---:|---:|---:|\n";
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& s : settings) {
-      char lam[16];
-      std::snprintf(lam, sizeof lam, "%.2f", s.lambda);
-      md << "| " << s.agg << " | " << lam << " | " << percent(s.scores[0]) << " | "
-         << percent(s.scores[1]) << " | " << percent(s.scores[2]) << " |\n";
-      rows.push_back({{"agg", s.agg},
-                      {"lambda", s.lambda},
-                      {"text_percent", s.scores[0] * 100},
-                      {"image_percent", s.scores[1] * 100},
-                      {"group_percent", s.scores[2] * 100}});
-    }
-    const auto& orig = settings.front();  // mean, lambda = first (0 by default)
-    char lam[16];
-    std::snprintf(lam, sizeof lam, "%.2f", best->lambda);
-    md << "\n| | Text | Image | Group |\n|---|---:|---:|---:|\n| Original | "
-       << percent(orig.scores[0]) << " | " << percent(orig.scores[1]) << " | "
-       << percent(orig.scores[2]) << " |\n| Augmented (best: " << best->agg << ", lambda " << lam
-       << ") | " << percent(best->scores[0]) << " | " << percent(best->scores[1]) << " | "
-       << percent(best->scores[2]) << " |\n";
-    j["augmentations"].push_back({{"name", g},
-                                  {"variants", sub.size()},
-                                  {"captions", covered},
-                                  {"settings", rows},
-                                  {"best",
-                                   {{"agg", best->agg},
-                                    {"lambda", best->lambda},
-                                    {"group_percent", best->scores[2] * 100}}}});
-  }
+  VariantsReport report =
+      variants_report(ds, original, variants, vs, f.lambdas, !f.exclude_original);
+  report.model = model_name(f.model.model);
+  report.provenance =
+      Provenance().dataset(ds).model("model", rt.describe()).field("variants", f.variants).json();
+  const std::string md = variants_markdown(report);
   OutputSet out;
-  if (!f.json.empty()) out.add(f.json, j.dump(2) + "\n");
-  if (!f.markdown.empty()) out.add(f.markdown, md.str());
-  if (!f.html.empty())
-    out.add(f.html, markdown_html("Caption variants", md.str(), j["provenance"]));
+  f.report.add_outputs(out,
+                       {{ReportFormat::Json, [&] { return variants_json(report).dump(2) + "\n"; }},
+                        {ReportFormat::Markdown, [&] { return md; }},
+                        {ReportFormat::Html, [&] { return variants_html(report); }}});
   commit(out);
-  if (!f.quiet && f.markdown.empty()) std::cout << md.str();
+  f.report.print(md);
   return 0;
 }
 
@@ -211,7 +142,8 @@ void add_variants(CLI::App& app, int& exit_code) {
   gen->add_option("--per-caption", g->options.per_caption, "Variants per caption and method")
       ->capture_default_str();
   gen->add_option("--seed", g->options.seed, "Seed")->capture_default_str();
-  gen->add_option("--out", g->out, "Output JSONL (id, caption, augmentation, text)")->required();
+  g->output.add_to(
+      *gen, ReportFlags::Help::only_out("Output JSONL (id, caption, augmentation, text)", true));
   gen->callback([g, &exit_code] { exit_code = guarded([&] { return run_generate(*g); }); });
   auto e = std::make_shared<EvalFlags>();
   CLI::App* ev =
@@ -226,10 +158,7 @@ void add_variants(CLI::App& app, int& exit_code) {
   ev->add_option("--lambdas", e->lambdas, "Values of lambda")
       ->capture_default_str()
       ->delimiter(',');
-  ev->add_option("--json", e->json, "Write the JSON report");
-  ev->add_option("--markdown", e->markdown, "Write the markdown tables to a file");
-  ev->add_option("--html", e->html, "Write the HTML report");
-  ev->add_flag("--quiet", e->quiet, "Do not print the tables");
+  e->report.add_to(*ev, {});
   ev->add_flag("--exclude-original", e->exclude_original,
                "Aggregate over the variants only (default: the original caption is the identity "
                "variant in the aggregate, as the paper and the official code)");

@@ -1,6 +1,5 @@
 // winokit winogavil: score WinoGAViL associations (a model zero-shot, or a predictions column).
 #include <iostream>
-#include <sstream>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -10,6 +9,7 @@
 #include "winokit/eval/association_solver.hpp"
 #include "winokit/eval/supervised.hpp"
 #include "winokit/io/files.hpp"
+#include "winokit/report/provenance.hpp"
 #include "winokit/report/winogavil_report.hpp"
 #include "winokit/version.hpp"
 
@@ -18,13 +18,12 @@ namespace winokit::cli {
 namespace {
 
 struct WinogavilFlags {
-  std::string data, images, captions, column, name, types, json, csv, html, markdown,
-      predictions_out;
+  std::string data, images, captions, column, name, types, predictions_out;
   std::string prompt_template = "{A} {cue}";
   std::uint64_t seed = 0;
   std::size_t bootstrap = 10000;
   double confidence = 0.95;
-  bool quiet = false;
+  ReportFlags report;
   bool supervised = false;
   int epochs = 7;
   std::string supervised_epoch = "first";
@@ -32,7 +31,8 @@ struct WinogavilFlags {
 };
 
 struct SwowFlags {
-  std::string graph, images, out;
+  std::string graph, images;
+  ReportFlags output;  // --out
   SwowOptions options;
 };
 
@@ -50,14 +50,16 @@ int run(const WinogavilFlags& f) {
   if (!f.types.empty()) load_association_types(ds, f.types);
   std::vector<std::vector<std::string>> predictions;
   std::string model_name_ = f.name;
-  nlohmann::json source;
+  Provenance provenance;
   std::string supervised_md;
   nlohmann::json supervised_json;
   if (f.supervised && !with_model) throw UsageError("--supervised needs --model");
   if (with_model && is_vilt_model(f.model)) {
     if (model_name_.empty()) model_name_ = model_name(f.model.model);
+    nlohmann::json source;
     predictions =
         vilt_winogavil(f.model, ds, f.images, f.captions, f.supervised, f.prompt_template, source);
+    provenance.model("predictions", source);
   } else if (with_model) {
     if (model_name_.empty()) model_name_ = model_name(f.model.model);
     ClipRuntime rt = f.model.load();
@@ -75,64 +77,17 @@ int run(const WinogavilFlags& f) {
                                                   : EpochSelection::First;
       SupervisedResult sup =
           run_supervised(ds, solved.prompt_embeds, solved.candidate_embeds, predictions, so2);
-      char line[320];
-      std::ostringstream md;
-      md << "\n### Supervised baseline (" << so2.seeds.size() << " runs per group)\n\n"
-         << "Protocol: " << sup.protocol << ".\n";
-      nlohmann::json groups = nlohmann::json::array();
-      for (const auto& g : sup.groups) {
-        md << "\n#### Test on " << g.name
-           << "\n\n| Run | Train pairs | Validation | Test | Epoch tested | Supervised (%) | "
-              "Zero-shot (%) | By candidates (%) |\n"
-           << "|---:|---:|---:|---:|---:|---:|---:|---|\n";
-        nlohmann::json runs = nlohmann::json::array();
-        for (const auto& r : g.runs) {
-          std::string per;
-          nlohmann::json per_json = nlohmann::json::object();
-          for (const auto& [c, v] : r.by_candidates) {
-            char b[64];
-            std::snprintf(b, sizeof b, "%s%d: %.1f (N %zu)", per.empty() ? "" : "; ", c,
-                          v.first * 100, v.second);
-            per += b;
-            per_json[std::to_string(c)] = {{"percent", v.first * 100}, {"n", v.second}};
-          }
-          std::snprintf(line, sizeof line, "| %llu | %zu | %zu | %zu | %d | %.1f | %.1f | %s |\n",
-                        static_cast<unsigned long long>(r.seed), r.train_pairs, r.validation,
-                        r.test, r.epoch, r.test_jaccard * 100, r.zero_shot_jaccard * 100,
-                        per.c_str());
-          md << line;
-          runs.push_back({{"seed", r.seed},
-                          {"train_pairs", r.train_pairs},
-                          {"validation", r.validation},
-                          {"test", r.test},
-                          {"epoch_tested", r.epoch},
-                          {"supervised_percent", r.test_jaccard * 100},
-                          {"zero_shot_percent", r.zero_shot_jaccard * 100},
-                          {"by_candidates", per_json}});
-        }
-        std::snprintf(line, sizeof line,
-                      "\nTest Jaccard on %s, mean +- standard deviation over runs: supervised "
-                      "%.1f +- %.1f, zero-shot on the same test instances %.1f +- %.1f.\n",
-                      g.name.c_str(), g.mean * 100, g.stddev * 100, g.zero_shot_mean * 100,
-                      g.zero_shot_std * 100);
-        md << line;
-        groups.push_back({{"group", g.name},
-                          {"runs", runs},
-                          {"supervised_mean_percent", g.mean * 100},
-                          {"supervised_std_percent", g.stddev * 100},
-                          {"zero_shot_mean_percent", g.zero_shot_mean * 100},
-                          {"zero_shot_std_percent", g.zero_shot_std * 100}});
-      }
-      supervised_md = md.str();
-      supervised_json = {{"protocol", sup.protocol}, {"groups", groups}};
+      supervised_md = markdown_supervised(sup, so2.seeds.size());
+      supervised_json = json_supervised(sup);
     }
-    source = rt.describe();
-    source["prompt_template"] = f.prompt_template;
-    source["candidates"] = f.images.empty() ? "captions (text tower)" : "images";
-    source["embeddings"] = {{"images_computed", solved.stats.images_computed},
-                            {"images_cached", solved.stats.images_cached},
-                            {"texts_computed", solved.stats.texts_computed},
-                            {"texts_cached", solved.stats.texts_cached}};
+    provenance.model("predictions", rt.describe())
+        .detail("predictions", "prompt_template", f.prompt_template)
+        .detail("predictions", "candidates", f.images.empty() ? "captions (text tower)" : "images")
+        .detail("predictions", "embeddings",
+                {{"images_computed", solved.stats.images_computed},
+                 {"images_cached", solved.stats.images_cached},
+                 {"texts_computed", solved.stats.texts_computed},
+                 {"texts_cached", solved.stats.texts_cached}});
   } else {
     predictions = predictions_from_column(ds, f.column);
     if (model_name_.empty()) {
@@ -143,34 +98,34 @@ int run(const WinogavilFlags& f) {
         model_name_.resize(model_name_.size() - suffix.size());
       }
     }
-    source = {{"kind", "predictions-column"}, {"column", f.column}};
+    provenance.source("predictions", "predictions-column", "column", f.column);
   }
   AssociationOptions o;
   o.seed = f.seed;
   o.bootstrap_resamples = f.bootstrap;
   o.confidence = f.confidence;
   AssociationResult r = evaluate_associations(ds, predictions, o);
-  nlohmann::json provenance = {
-      {"tool", "winokit"},
-      {"version", kVersion},
-      {"data", {{"file", ds.file}, {"sha256", ds.sha256}, {"n", ds.instances.size()}}},
-      {"predictions", source},
-      {"options",
-       {{"seed", o.seed},
-        {"bootstrap_resamples", o.bootstrap_resamples},
-        {"confidence", o.confidence}}}};
+  provenance.input("data", ds.file, ds.sha256, ds.instances.size())
+      .option("seed", o.seed)
+      .option("bootstrap_resamples", o.bootstrap_resamples)
+      .option("confidence", o.confidence);
   const std::string md = markdown_associations(r, model_name_) + supervised_md;
   OutputSet out;
-  nlohmann::json report = json_associations(r, model_name_, provenance);
-  if (!supervised_json.is_null()) report["supervised"] = supervised_json;
-  if (!f.json.empty()) out.add(f.json, report.dump(2) + "\n");
-  if (!f.csv.empty()) out.add(f.csv, csv_associations(r));
-  if (!f.html.empty()) out.add(f.html, html_associations(r, model_name_, provenance));
-  if (!f.markdown.empty()) out.add(f.markdown, md);
+  f.report.add_outputs(
+      out,
+      {{ReportFormat::Json,
+        [&] {
+          nlohmann::json report = json_associations(r, model_name_, provenance.json());
+          if (!supervised_json.is_null()) report["supervised"] = supervised_json;
+          return report.dump(2) + "\n";
+        }},
+       {ReportFormat::Csv, [&] { return csv_associations(r); }},
+       {ReportFormat::Html, [&] { return html_associations(r, model_name_, provenance.json()); }},
+       {ReportFormat::Markdown, [&] { return md; }}});
   if (!f.predictions_out.empty())
     out.add(f.predictions_out, predictions_csv(ds, predictions, r, model_name_));
   commit(out);
-  if (!f.quiet && f.markdown.empty()) std::cout << md;
+  f.report.print(md);
   return 0;
 }
 
@@ -191,10 +146,7 @@ void add_winogavil(CLI::App& app, int& exit_code) {
                   "Association types: CSV with ID and annotations_label columns");
   cmd->add_option("--template", f->prompt_template, "Prompt: {A}/{a} article, {cue}")
       ->capture_default_str();
-  cmd->add_option("--json", f->json, "Write the JSON report");
-  cmd->add_option("--csv", f->csv, "Write the CSV report");
-  cmd->add_option("--html", f->html, "Write the HTML report");
-  cmd->add_option("--markdown", f->markdown, "Write the markdown tables to a file");
+  f->report.add_to(*cmd, {.csv = "Write the CSV report"});
   cmd->add_option("--predictions-out", f->predictions_out,
                   "Write the input CSV with <model>_predictions and <model>_jaccard columns");
   cmd->add_option("--seed", f->seed, "Bootstrap seed")->capture_default_str();
@@ -204,7 +156,6 @@ void add_winogavil(CLI::App& app, int& exit_code) {
   cmd->add_option("--confidence", f->confidence, "Interval level")
       ->capture_default_str()
       ->check(CLI::Range(0.5, 0.9999));
-  cmd->add_flag("--quiet", f->quiet, "Do not print the tables");
   cmd->add_flag(
       "--supervised", f->supervised,
       "Also train and report the supervised baseline (the official WinoGAViL recipe, five runs "
@@ -224,7 +175,7 @@ void add_winogavil(CLI::App& app, int& exit_code) {
   swow->add_option("--graph", s->graph, "SWOW CSV: cue,R1,R2,R3 or cue,response,strength")
       ->required();
   swow->add_option("--images", s->images, "Folder of candidate images (<name>.<ext>)")->required();
-  swow->add_option("--out", s->out, "Output CSV in the WinoGAViL layout")->required();
+  s->output.add_to(*swow, ReportFlags::Help::only_out("Output CSV in the WinoGAViL layout", true));
   swow->add_option("--count", s->options.max_instances, "At most this many instances")
       ->capture_default_str();
   swow->add_option("--seed", s->options.seed, "Seed")->capture_default_str();
@@ -239,8 +190,8 @@ void add_winogavil(CLI::App& app, int& exit_code) {
       if (made == 0)
         throw UsageError("no cue has enough associations with images",
                          "check the graph and the images folder");
-      write_file_atomic(s->out, csv);
-      std::cerr << "winokit: wrote " << made << " instances to " << s->out << "\n";
+      write_file_atomic(s->output.out, csv);
+      std::cerr << "winokit: wrote " << made << " instances to " << s->output.out << "\n";
       return 0;
     });
   });

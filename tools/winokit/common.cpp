@@ -215,6 +215,51 @@ EvalOptions StatFlags::resolve() const {
   return o;
 }
 
+void ReportFlags::add_to(CLI::App& app, const Help& help) {
+  if (help.out) {
+    auto* opt = app.add_option("--out", out, help.out);
+    if (help.out_required) opt->required();
+    if (!out.empty()) opt->capture_default_str();
+  }
+  if (help.json) app.add_option("--json", json, help.json);
+  if (help.csv) app.add_option("--csv", csv, help.csv);
+  if (help.html) app.add_option("--html", html, help.html);
+  if (help.html_images) {
+    app.add_option("--html-images", html_images,
+                   "Images in the HTML example browser: embed (thumbnails, one self-contained "
+                   "file), link (to the image files), none")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"embed", "link", "none"}));
+  }
+  if (help.markdown) app.add_option("--markdown", markdown, help.markdown);
+  if (help.quiet) app.add_flag("--quiet", quiet, help.quiet);
+}
+
+const std::string& ReportFlags::path(ReportFormat format) const {
+  switch (format) {
+    case ReportFormat::Json:
+      return json;
+    case ReportFormat::Csv:
+      return csv;
+    case ReportFormat::Html:
+      return html;
+    case ReportFormat::Markdown:
+      return markdown;
+  }
+  return json;
+}
+
+void ReportFlags::add_outputs(OutputSet& files, const std::vector<ReportText>& texts) const {
+  for (const auto& t : texts) {
+    const std::string& p = path(t.format);
+    if (!p.empty()) files.add(p, t.text());
+  }
+}
+
+void ReportFlags::print(const std::string& text) const {
+  if (!quiet && markdown.empty()) std::cout << text;
+}
+
 }  // namespace winokit::cli
 
 #include <unistd.h>

@@ -7,6 +7,7 @@
 
 #include "winokit/eval/evaluation.hpp"
 #include "winokit/io/files.hpp"
+#include "winokit/report/example_browser.hpp"
 
 namespace winokit::cli {
 
@@ -49,6 +50,56 @@ struct StatFlags {
   void add_to(CLI::App& app);
   // Validates and fills options.secondary.
   EvalOptions resolve() const;
+};
+
+// The output flags of every report-writing command, added by one call so that their names and
+// help texts are the same everywhere: --out, --json, --csv, --html, --html-images, --markdown,
+// --quiet (each only where the command has it), resolved into this struct.
+//
+//   flags.report.add_to(*cmd, {.csv = "Write the CSV report"});
+//   ...
+//   OutputSet out;
+//   flags.report.add_outputs(out, {{ReportFormat::Json, [&] { return json.dump(2) + "\n"; }},
+//                                  {ReportFormat::Markdown, [&] { return md; }}});
+//   commit(out);
+//   flags.report.print(md);
+enum class ReportFormat { Json, Csv, Html, Markdown };
+struct ReportText {
+  ReportFormat format;
+  std::function<std::string()> text;  // called only when the format's flag was given
+};
+
+struct ReportFlags {
+  std::string out, json, csv, html, markdown;
+  std::string html_images = "embed";
+  bool quiet = false;
+  // Which flags the command has (nullptr: none) and their help texts.
+  struct Help {
+    const char* out = nullptr;  // --out: a file or folder (its default, if any, is `out`)
+    bool out_required = false;
+    const char* json = "Write the JSON report";
+    const char* csv = nullptr;
+    const char* html = "Write the HTML report";
+    bool html_images = false;  // --html-images embed|link|none (the example browser)
+    const char* markdown = "Write the markdown tables to a file";
+    const char* quiet = "Do not print the tables";
+    // Only --out (a file or folder the command writes), or only --html.
+    static Help only_out(const char* help, bool required) {
+      return {help, required, nullptr, nullptr, nullptr, false, nullptr, nullptr};
+    }
+    static Help only_html(const char* help) {
+      return {nullptr, false, nullptr, nullptr, help, false, nullptr, nullptr};
+    }
+  };
+  void add_to(CLI::App& app, const Help& help);
+  // The path given for a format ("" when none).
+  const std::string& path(ReportFormat format) const;
+  // Adds each text whose format was asked for, in the order given.
+  void add_outputs(OutputSet& files, const std::vector<ReportText>& texts) const;
+  // The example browser's images (--html-images).
+  HtmlImages images() const { return parse_html_images(html_images); }
+  // Prints the markdown on stdout unless --quiet or --markdown FILE.
+  void print(const std::string& markdown) const;
 };
 
 }  // namespace winokit::cli

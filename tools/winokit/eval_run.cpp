@@ -1,5 +1,11 @@
 #include "eval_run.hpp"
 
+#include "common.hpp"
+#include "winokit/report/csv_report.hpp"
+#include "winokit/report/html_report.hpp"
+#include "winokit/report/json_report.hpp"
+#include "winokit/report/markdown.hpp"
+
 namespace winokit::cli {
 
 EvalRun run_evaluation(const EvalRequest& req, Scorer& scorer, const std::string& name) {
@@ -26,6 +32,12 @@ EvalRun run_evaluation(WinogroundDataset dataset, const EvalRequest& req, Scorer
                            r.inputs, req.options);
   r.markdown = markdown_report(r.result, r.context);
   return r;
+}
+
+OutputPaths output_paths(const ReportFlags& report, const std::string& per_example,
+                         const std::string& scores_out) {
+  return {report.json, report.csv,      per_example,    scores_out,
+          report.html, report.markdown, report.images()};
 }
 
 void add_eval_outputs(const EvalRun& r, const OutputPaths& p, OutputSet& out) {

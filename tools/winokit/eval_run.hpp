@@ -7,7 +7,12 @@
 #include "winokit/eval/evaluation.hpp"
 #include "winokit/eval/scorer.hpp"
 #include "winokit/io/files.hpp"
-#include "winokit/report.hpp"
+#include "winokit/report/csv_report.hpp"
+#include "winokit/report/example_browser.hpp"
+#include "winokit/report/format.hpp"
+#include "winokit/report/html_report.hpp"
+#include "winokit/report/json_report.hpp"
+#include "winokit/report/markdown.hpp"
 
 namespace winokit::cli {
 
@@ -28,10 +33,15 @@ struct EvalRun {
   std::string markdown;
 };
 
+// Where an evaluation's outputs go ("" for none), in the order they are written.
 struct OutputPaths {
   std::string json, csv, per_example, scores_out, html, markdown;
   HtmlImages html_images = HtmlImages::Embed;  // the example browser's images
 };
+struct ReportFlags;
+// The paths of a command's report flags (--json, --csv, --html, --html-images, --markdown).
+OutputPaths output_paths(const ReportFlags& report, const std::string& per_example,
+                         const std::string& scores_out);
 
 EvalRun run_evaluation(const EvalRequest& req, Scorer& scorer, const std::string& name);
 EvalRun run_evaluation(WinogroundDataset dataset, const EvalRequest& req, Scorer& scorer,

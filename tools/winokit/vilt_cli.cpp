@@ -13,7 +13,12 @@
 #include "winokit/io/files.hpp"
 #include "winokit/model/clip_model.hpp"
 #include "winokit/model/compute.hpp"
-#include "winokit/report.hpp"
+#include "winokit/report/csv_report.hpp"
+#include "winokit/report/example_browser.hpp"
+#include "winokit/report/format.hpp"
+#include "winokit/report/html_report.hpp"
+#include "winokit/report/json_report.hpp"
+#include "winokit/report/markdown.hpp"
 
 namespace winokit::cli {
 

@@ -6,6 +6,7 @@
 //   out.add("preds.csv", winokit::predictions_csv(ds, preds, result, "clip_vit_32"));
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 
 #include "winokit/data/winogavil.hpp"
 #include "winokit/eval/association.hpp"
+#include "winokit/eval/supervised.hpp"
 
 #include "winokit/core/layer.hpp"
 WINOKIT_LAYER(report);
@@ -32,5 +34,11 @@ std::string html_associations(const AssociationResult& r, const std::string& mod
 std::string predictions_csv(const AssociationDataset& ds,
                             const std::vector<std::vector<std::string>>& predictions,
                             const AssociationResult& r, const std::string& model);
+
+// The supervised baseline's section (`runs_per_group` runs per candidate-count group): every
+// run's Jaccard and the mean +- standard deviation per group, against zero-shot on the same test
+// instances; appended to the markdown, and under "supervised" in the JSON.
+std::string markdown_supervised(const SupervisedResult& supervised, std::size_t runs_per_group);
+nlohmann::json json_supervised(const SupervisedResult& supervised);
 
 }  // namespace winokit

@@ -4,7 +4,12 @@
 #include "winokit/core/error.hpp"
 #include "winokit/eval/compare.hpp"
 #include "winokit/eval/evaluation.hpp"
-#include "winokit/report.hpp"
+#include "winokit/report/csv_report.hpp"
+#include "winokit/report/example_browser.hpp"
+#include "winokit/report/format.hpp"
+#include "winokit/report/html_report.hpp"
+#include "winokit/report/json_report.hpp"
+#include "winokit/report/markdown.hpp"
 
 namespace winokit {
 namespace {

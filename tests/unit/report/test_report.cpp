@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <filesystem>
 
 #include "test_util.hpp"
@@ -10,7 +11,18 @@
 #include "winokit/data/winoground.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/model/preprocess.hpp"
-#include "winokit/report.hpp"
+#include "winokit/report/csv_report.hpp"
+#include "winokit/report/example_browser.hpp"
+#include "winokit/report/format.hpp"
+#include "winokit/report/heatmap_report.hpp"
+#include "winokit/report/html_report.hpp"
+#include "winokit/report/json_report.hpp"
+#include "winokit/report/markdown.hpp"
+#include "winokit/report/probe_report.hpp"
+#include "winokit/report/provenance.hpp"
+#include "winokit/report/retrieval_report.hpp"
+#include "winokit/report/variants_report.hpp"
+#include "winokit/report/winogavil_report.hpp"
 
 namespace winokit {
 namespace {
@@ -244,6 +256,193 @@ TEST(Report, Base64Rfc4648Vectors) {
 
 TEST(Report, HtmlEscapes) {
   EXPECT_EQ(html_escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+}
+
+TEST(Provenance, RecordsToolVersionInputsModelAndOptions) {
+  WinogroundDataset ds = test::dataset_of(3);
+  ds.examples_path = "examples.jsonl";
+  ds.examples_sha256 = "abc";
+  EvalOptions options;
+  options.seed = 7;
+  Provenance p;
+  p.dataset(ds)
+      .model("scorer", {{"kind", "clip"}, {"weights_sha256", "w"}})
+      .inputs("tag_sets")
+      .inputs("covariates")
+      .list_input("covariates", {"ppl", "ppl.csv", "c1", std::nullopt})
+      .list_input("runs", {std::nullopt, "a.jsonl", "h", "official"})
+      .input("run_info", "info.csv", "i")
+      .input("data", "wg.csv", "d", 5)
+      .source("scores", "score-matrix", "file", "m.safetensors")
+      .detail("scorer", "prompt_template", "{A} {cue}")
+      .field("variant_rows", 4)
+      .options(options);
+  const nlohmann::json& j = p.json();
+  EXPECT_EQ(j["tool"], "winokit");
+  EXPECT_FALSE(j["version"].get<std::string>().empty());
+  EXPECT_EQ(j["dataset"],
+            nlohmann::json({{"examples", "examples.jsonl"}, {"sha256", "abc"}, {"n", 3}}));
+  EXPECT_EQ(j["scorer"]["weights_sha256"], "w");
+  EXPECT_EQ(j["scorer"]["prompt_template"], "{A} {cue}");
+  EXPECT_EQ(j["tag_sets"], nlohmann::json::array());  // recorded even when empty
+  EXPECT_EQ(j["covariates"][0],
+            nlohmann::json({{"name", "ppl"}, {"file", "ppl.csv"}, {"sha256", "c1"}}));
+  EXPECT_EQ(j["runs"][0],
+            nlohmann::json({{"file", "a.jsonl"}, {"sha256", "h"}, {"format", "official"}}));
+  EXPECT_EQ(j["run_info"], nlohmann::json({{"file", "info.csv"}, {"sha256", "i"}}));
+  EXPECT_EQ(j["data"], nlohmann::json({{"file", "wg.csv"}, {"sha256", "d"}, {"n", 5}}));
+  EXPECT_EQ(j["scores"], nlohmann::json({{"kind", "score-matrix"}, {"file", "m.safetensors"}}));
+  EXPECT_EQ(j["variant_rows"], 4);
+  EXPECT_EQ(j["options"]["seed"], 7);
+  EXPECT_EQ(j["options"]["secondary_grouping"], "membership");
+  Provenance q;
+  q.option("seed", 3).option("confidence", 0.9);
+  EXPECT_EQ(q.json()["options"], nlohmann::json({{"seed", 3}, {"confidence", 0.9}}));
+}
+
+TEST(Provenance, TheEvaluationContextKeepsItsKeysInOrder) {
+  Fixture f;
+  // The serialised record: keys sorted, the same bytes whatever order they were added in.
+  const std::string text = f.ctx.provenance.dump();
+  const char* keys[] = {"\"covariates\"", "\"dataset\"", "\"options\"", "\"scorer\"",
+                        "\"tag_sets\"",   "\"tool\"",    "\"version\""};
+  std::size_t at = 0;
+  for (const char* k : keys) {
+    const std::size_t found = text.find(std::string(k) + ":", at);
+    ASSERT_NE(found, std::string::npos) << k << " in " << text;
+    at = found;
+  }
+  EXPECT_EQ(f.ctx.provenance["scorer"], nlohmann::json({{"kind", "test"}}));
+}
+
+ProbeReport small_probe_report() {
+  ProbeReport r;
+  r.model = "tiny";
+  r.options.seeds = {0, 1};
+  ProbeResult p;
+  p.task = to_string(ProbeTask::PairText);
+  p.layer = "final";
+  p.train_rows = 30;
+  p.test_rows = 10;
+  p.target_min = 0.6;
+  p.target_max = 0.75;
+  p.control_min = 0.4;
+  p.control_max = 0.55;
+  p.runs = {{0, 0.6, 0.4, 0.9, 0.8}, {1, 0.75, 0.55, 0.95, 0.85}};
+  r.results = {p};
+  r.svm = {{"final", 5, 0.8, 0.2, 0.125, std::nan("")}};
+  r.seconds = 1.5;
+  r.provenance = Provenance().field("embeddings", {{"kind", "embeddings"}}).json();
+  return r;
+}
+
+TEST(ProbeReport, TablesJsonAndPlots) {
+  const ProbeReport r = small_probe_report();
+  const std::string md = probe_markdown(r);
+  EXPECT_NE(md.find("## Probes: tiny"), std::string::npos);
+  EXPECT_NE(md.find("2 seeds (0..1)"), std::string::npos) << md;
+  EXPECT_NE(md.find("| final | 30 / 10 | 60.00 | 75.00 | 40.00 | 55.00 |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| final | 5 | 80.00 | 20.00 | 0.1250 | n/a |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("Pair probe, image score"), std::string::npos);  // no rows, no table
+  const nlohmann::json j = probe_json(r);
+  EXPECT_EQ(j["mlp_probes"][0]["runs"].size(), 2u);
+  EXPECT_DOUBLE_EQ(j["mlp_probes"][0]["target_max_percent"].get<double>(), 75.0);
+  EXPECT_TRUE(j["svm"][0]["control_margin"].is_null());
+  EXPECT_EQ(j["pooling"], "cls");
+  EXPECT_EQ(j["provenance"]["tool"], "winokit");
+  const std::string html = probe_html(r);
+  EXPECT_NE(html.find("<h2>Per-layer plots</h2><svg"), std::string::npos);
+  EXPECT_NE(html.find("SVM separability: share of items separated by layer"), std::string::npos);
+  EXPECT_LT(html.find("Per-layer plots"), html.find("</body>"));
+}
+
+TEST(RetrievalReport, RecallTableAndJson) {
+  RetrievalReport r;
+  r.model = "m";
+  r.captions = r.images = 8;
+  r.recall.ks = {1, 2};
+  r.recall.text_to_image = {0.5, 0.875};
+  r.recall.image_to_text = {0.25, 1.0};
+  r.recall.t2i_ties = 1;
+  r.provenance = Provenance().json();
+  const std::string md = retrieval_markdown(r);
+  EXPECT_NE(md.find("## Retrieval: m (8 captions x 8 images)"), std::string::npos);
+  EXPECT_NE(md.find("| Direction | R@1 | R@2 |\n|---|---:|---:|\n| text -> image | 50.00 | "
+                    "87.50 |\n| image -> text | 25.00 | 100.00 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("1 caption queries and 0 image queries"), std::string::npos);
+  const nlohmann::json j = retrieval_json(r);
+  EXPECT_EQ(j["text_to_image_percent"], nlohmann::json({50.0, 87.5}));
+  EXPECT_EQ(j["ties"]["text_to_image_queries"], 1);
+  EXPECT_NE(retrieval_html(r).find("<h2>Retrieval: m (8 captions x 8 images)</h2>"),
+            std::string::npos);
+}
+
+TEST(VariantsReport, GroupsPerAugmentationFamilyAndAll) {
+  const WinogroundDataset ds = test::dataset_of(2);
+  // WinogroundExample 0 right on both captions, example 1 wrong on caption 0's text score.
+  const std::vector<WinogroundScores> original = {WinogroundScores{{0.9, 0.1, 0.2, 0.8}},
+                                                  WinogroundScores{{0.1, 0.9, 0.2, 0.8}}};
+  const std::vector<CaptionVariant> variants = {{1, 0, "synonym", "v1", "paraphrasing"},
+                                                {1, 1, "hypernym", "v2", "rulebased"}};
+  // The synonym variant of example 1's caption 0 prefers image 0: it repairs the text score.
+  const std::vector<std::array<double, 2>> scores = {{{2.0, 0.0}}, {{0.2, 0.8}}};
+  const VariantsReport r = variants_report(ds, original, variants, scores, {0, 1}, true);
+  ASSERT_EQ(r.groups.size(), 5u);  // hypernym, synonym, family:paraphrasing, family:rulebased, all
+  EXPECT_EQ(r.groups[0].name, "hypernym");
+  EXPECT_EQ(r.groups[2].name, "family:paraphrasing");
+  EXPECT_EQ(r.groups[4].name, "all");
+  EXPECT_EQ(r.groups[4].variants, 2u);
+  EXPECT_EQ(r.groups[4].captions, 2u);
+  ASSERT_EQ(r.groups[1].settings.size(), 4u);                // mean and max, two lambdas each
+  EXPECT_DOUBLE_EQ(r.groups[1].settings[0].scores[0], 0.5);  // lambda 0: the original
+  const std::string md = variants_markdown(r);
+  EXPECT_NE(md.find("(N = 2, 2 variants)"), std::string::npos) << md;
+  EXPECT_NE(md.find("### synonym (1 variants of 1 captions)"), std::string::npos);
+  EXPECT_NE(md.find("the original caption T (the identity variant"), std::string::npos);
+  EXPECT_NE(augmented_score_definition(false).find("--exclude-original"), std::string::npos);
+  const nlohmann::json j = variants_json(r);
+  EXPECT_EQ(j["augmentations"].size(), 5u);
+  EXPECT_TRUE(j["include_original"].get<bool>());
+  EXPECT_EQ(j["augmentations"][1]["settings"].size(), 4u);
+}
+
+TEST(WinogavilReport, SupervisedSectionAndJson) {
+  SupervisedResult sup;
+  sup.protocol = "train on one group";
+  SupervisedGroup g;
+  g.name = "5&6";
+  SupervisedRun run;
+  run.seed = 3;
+  run.train_pairs = 10;
+  run.validation = 2;
+  run.test = 4;
+  run.epoch = 1;
+  run.test_jaccard = 0.5;
+  run.zero_shot_jaccard = 0.25;
+  run.by_candidates = {{5, {0.5, 4}}};
+  g.runs = {run};
+  g.mean = 0.5;
+  sup.groups = {g};
+  const std::string md = markdown_supervised(sup, 5);
+  EXPECT_NE(md.find("### Supervised baseline (5 runs per group)"), std::string::npos);
+  EXPECT_NE(md.find("| 3 | 10 | 2 | 4 | 1 | 50.0 | 25.0 | 5: 50.0 (N 4) |"), std::string::npos)
+      << md;
+  const nlohmann::json j = json_supervised(sup);
+  EXPECT_EQ(j["protocol"], "train on one group");
+  EXPECT_EQ(j["groups"][0]["runs"][0]["by_candidates"]["5"]["n"], 4);
+}
+
+TEST(HeatmapReport, FiguresPerTokenAndTheModel) {
+  HeatmapReport r{"tiny<1>", {{"7", {{1, 0, "a & b", {{"a", "PNG"}}}}}}, {{"kind", "clip"}}};
+  const std::string html = heatmap_html(r);
+  EXPECT_NE(html.find("<h1>Word-patch similarity: tiny&lt;1&gt;</h1>"), std::string::npos);
+  EXPECT_NE(html.find("<h2>Example 7</h2><h3>image 1 with caption 0: a &amp; b</h3>"),
+            std::string::npos);
+  EXPECT_NE(html.find("src=\"data:image/png;base64," + base64("PNG") + "\""), std::string::npos);
+  EXPECT_NE(html.find("&quot;kind&quot;: &quot;clip&quot;"), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,57 @@
+#include "winokit/report/retrieval_report.hpp"
+
+#include <sstream>
+
+#include "winokit/report/format.hpp"
+#include "winokit/report/html_report.hpp"
+
+namespace winokit {
+
+std::string retrieval_markdown(const RetrievalReport& report) {
+  const RecallResult& r = report.recall;
+  std::ostringstream md;
+  md << "## Retrieval: " << report.model << " (" << report.captions << " captions x "
+     << report.images << " images)\n\n"
+     << "| Direction |";
+  for (int k : r.ks)
+    md << " R@" << k << " |";
+  md << "\n|---|";
+  for (std::size_t i = 0; i < r.ks.size(); ++i)
+    md << "---:|";
+  md << "\n| text -> image |";
+  for (double v : r.text_to_image)
+    md << " " << percent(v) << " |";
+  md << "\n| image -> text |";
+  for (double v : r.image_to_text)
+    md << " " << percent(v) << " |";
+  md << "\n\nThe correct image of caption_j of example i is image_j of example i. Ties count "
+        "against "
+        "the model (a distractor scored equal to the correct item ranks ahead of it): "
+     << r.t2i_ties << " caption queries and " << r.i2t_ties
+     << " image queries had such ties. R@1 needs the minimal pair resolved; R@2 does not (the "
+        "pair's other item may rank first).\n";
+  return md.str();
+}
+
+nlohmann::json retrieval_json(const RetrievalReport& report) {
+  const RecallResult& r = report.recall;
+  nlohmann::json j = {
+      {"model", report.model},
+      {"provenance", report.provenance},
+      {"ks", r.ks},
+      {"text_to_image_percent", nlohmann::json::array()},
+      {"image_to_text_percent", nlohmann::json::array()},
+      {"ties", {{"text_to_image_queries", r.t2i_ties}, {"image_to_text_queries", r.i2t_ties}}},
+      {"method", "rank = 1 + items scored higher + other items scored equal"}};
+  for (double v : r.text_to_image)
+    j["text_to_image_percent"].push_back(v * 100);
+  for (double v : r.image_to_text)
+    j["image_to_text_percent"].push_back(v * 100);
+  return j;
+}
+
+std::string retrieval_html(const RetrievalReport& report) {
+  return markdown_html("Retrieval: " + report.model, retrieval_markdown(report), report.provenance);
+}
+
+}  // namespace winokit
