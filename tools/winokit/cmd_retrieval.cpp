@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "flava_cli.hpp"
 #include "vilt_cli.hpp"
 #include "winokit/error.hpp"
 #include "winokit/files.hpp"
@@ -21,6 +22,8 @@ struct RetrievalFlags {
   std::vector<int> ks = {1, 2, 5, 10};
   bool quiet = false;
   ModelFlags model;
+  std::string head, rerank_with;  // FLAVA's head; --rerank's candidates (vilt_cli.hpp)
+  int rerank = 0;
 };
 
 int run(const RetrievalFlags& f) {
@@ -32,7 +35,25 @@ int run(const RetrievalFlags& f) {
   ScoreMatrix m;
   std::string name = f.name;
   nlohmann::json source;
-  if (is_vilt_model(f.model)) {
+  ScoreMatrix image_to_text;  // --rerank: the second direction's own matrix
+  if (!f.head.empty() && !is_flava_model(f.model)) {
+    throw UsageError("--head is for FLAVA checkpoints (itm or contrastive)");
+  }
+  if (f.rerank == 0 && !f.rerank_with.empty()) throw UsageError("--rerank-with needs --rerank K");
+  if (f.rerank != 0) {
+    if (!f.matrix_out.empty()) {
+      throw UsageError("--matrix-out: a re-ranked run has one matrix per direction, not one");
+    }
+    if (f.model.model.empty()) throw UsageError("--rerank K needs --model DIR (ViLT or FLAVA)");
+    if (name.empty()) name = model_name(f.model.model);
+    RerankedRetrieval rr = rerank_retrieval(f.model, f.head, f.rerank_with, f.rerank, ds);
+    m = std::move(rr.text_to_image);
+    image_to_text = std::move(rr.image_to_text);
+    source = std::move(rr.source);
+  } else if (is_flava_model(f.model)) {
+    if (name.empty()) name = model_name(f.model.model);
+    m = flava_retrieval_matrix(f.model, f.head, ds, source);
+  } else if (is_vilt_model(f.model)) {
     if (name.empty()) name = model_name(f.model.model);
     m = vilt_retrieval_matrix(f.model, ds, source);
   } else if (!f.model.model.empty()) {
@@ -53,6 +74,12 @@ int run(const RetrievalFlags& f) {
     source = {{"kind", "score-matrix"}, {"file", f.matrix}};
   }
   RecallResult r = retrieval_recall(m, f.ks);
+  if (f.rerank != 0) {
+    const RecallResult r2 = retrieval_recall(image_to_text, f.ks);
+    r.image_to_text = r2.image_to_text;
+    r.i2t_ties = r2.i2t_ties;
+    r.i2t_rank = r2.i2t_rank;
+  }
   std::ostringstream md;
   md << "## Retrieval: " << name << " (" << m.captions << " captions x " << m.images
      << " images)\n\n"
@@ -125,6 +152,13 @@ void add_retrieval(CLI::App& app, int& exit_code) {
   cmd->add_option("--matrix-out", f->matrix_out, "Write the score matrix (safetensors)");
   cmd->add_flag("--quiet", f->quiet, "Do not print the table");
   f->model.add_to(*cmd, /*required=*/false);
+  cmd->add_option("--head", f->head, "FLAVA: itm or contrastive (default: itm when present)");
+  cmd->add_option("--rerank", f->rerank,
+                  "ITM models (ViLT, FLAVA): re-score only a dual encoder's top K per query "
+                  "(default: every pair, with a progress estimate)");
+  cmd->add_option("--rerank-with", f->rerank_with,
+                  "The dual encoder giving --rerank's candidates: a CLIP folder (FLAVA: its "
+                  "own contrastive head when not given)");
   cmd->callback([f, &exit_code] { exit_code = guarded([&] { return run(*f); }); });
 }
 
