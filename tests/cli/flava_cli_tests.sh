@@ -74,6 +74,14 @@ expect "ViLT --rerank needs candidates" 2 "needs --rerank-with DIR" -- "$WINOKIT
 expect "--rerank with the contrastive head is refused" 2 "drop --head contrastive" -- "$WINOKIT" retrieval --data $DATA --model "$PRE" --head contrastive --rerank 2
 expect "--rerank-with alone is refused" 2 "needs --rerank K" -- "$WINOKIT" retrieval --data $DATA --model "$PRE" --rerank-with "$PRE"
 
+# --- serve: FLAVA as the game's rival (the server starts with its pool encoded) ---
+# shellcheck source=game_server.sh
+. "$SRC/tests/cli/game_server.sh"
+mkdir -p pool && cp $DATA/images/*.png pool/
+start_game_server serve.log --images pool --db game.db --model "$PRE" --password-cost min
+grep -q "rival $PRE" serve.log && grep -q "FLAVA rival" serve.log && ok "serve starts with a FLAVA rival" || not_ok "serve with FLAVA" "$(cat serve.log)"
+kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null
+
 # --- commands FLAVA is not for: clear errors ---
 expect "heatmap refuses FLAVA" 2 "not for this architecture" -- "$WINOKIT" heatmap --data $DATA --model "$PRE" --examples 0 --html hm.html
 for cmd in "embed --data $DATA --out e.safetensors" "bench --runs 1" "probe --data $DATA"; do

@@ -8,9 +8,11 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "winokit/association_solver.hpp"
 #include "winokit/error.hpp"
 #include "winokit/files.hpp"
 #include "winokit/flava.hpp"
+#include "winokit/flava_rival.hpp"
 #include "winokit/flava_scorer.hpp"
 #include "winokit/image.hpp"
 #include "winokit/safetensors.hpp"
@@ -216,4 +218,35 @@ TEST(FlavaGolden, ConfigErrorsNameTheField) {
   EXPECT_FALSE(is_flava_checkpoint(dir / "nowhere"));
   EXPECT_TRUE(is_flava_checkpoint(kFixtures / "tiny-model"));
   fs::remove_all(dir);
+}
+
+TEST(FlavaRival, PicksTheBestScoredCandidatesWithEachHead) {
+  std::map<std::string, fs::path> pool;
+  std::vector<std::string> names;
+  for (const auto& n : kImageNames) {
+    const std::string stem = fs::path(n).stem().string();
+    pool[stem] = kImages / n;
+    names.push_back(stem);
+  }
+  for (FlavaHead head : {FlavaHead::Itm, FlavaHead::Contrastive}) {
+    FlavaRuntime rt = FlavaRuntime::load(kFixtures / "tiny-pretraining", head, {});
+    auto rival = make_flava_rival(rt, pool);
+    const std::string prompt = cue_prompt("dog", "{A} {cue}");
+    std::vector<std::function<ImageBytes()>> r;
+    std::vector<std::pair<std::size_t, std::size_t>> pairs;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const fs::path path = pool[names[i]];
+      r.emplace_back([path, n = names[i]] {
+        ImageBytes b;
+        b.name = n;
+        b.source = path.string();
+        b.bytes = read_file(path);
+        return b;
+      });
+      pairs.emplace_back(0, i);
+    }
+    const std::vector<double> s = flava_score_pairs(rt, r, {prompt}, pairs);
+    EXPECT_EQ(rival->pick("dog", names, 2), select_top_k(names, s, 2)) << to_string(head);
+    EXPECT_NE(rival->describe().find(to_string(head)), std::string::npos);
+  }
 }

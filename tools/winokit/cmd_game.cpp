@@ -10,9 +10,11 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "flava_cli.hpp"
 #include "vilt_cli.hpp"
 #include "winokit/error.hpp"
 #include "winokit/files.hpp"
+#include "winokit/flava_rival.hpp"
 #include "winokit/game.hpp"
 #include "winokit/game_server.hpp"
 #include "winokit/tokenizer.hpp"
@@ -94,6 +96,10 @@ int run_serve(const ServeFlags& f) {
   if (is_vilt_model(f.model)) {
     std::cerr << "winokit serve: embedding " << pool.size() << " images with the ViLT rival...\n";
     vilt_rival = make_vilt_rival(load_vilt(f.model), pool);
+    rt.source = f.model.model;
+  } else if (is_flava_model(f.model)) {  // FLAVA (flava_cli.hpp), held in the same pointer
+    std::cerr << "winokit serve: encoding " << pool.size() << " images with the FLAVA rival...\n";
+    vilt_rival = make_flava_rival(load_flava(f.model, ""), pool);
     rt.source = f.model.model;
   } else if (random) {
     set_compute_threads(f.model.threads);

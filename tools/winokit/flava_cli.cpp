@@ -19,7 +19,7 @@ void refuse_flava(const std::string& dir) {
   throw UsageError(dir +
                    " is a FLAVA checkpoint: this command is not for this architecture (it needs "
                    "CLIP's towers, or ViLT's word-patch alignment). FLAVA runs with eval --head "
-                   "itm|contrastive, score, winogavil --images and retrieval.");
+                   "itm|contrastive, score, winogavil --images, retrieval and serve.");
 }
 
 FlavaRuntime load_flava(const ModelFlags& flags, const std::string& head) {

@@ -1,7 +1,8 @@
 // The FLAVA branches of the model commands: a --model folder whose config.json says
 // "model_type": "flava" is scored with the ITM or the contrastive head (eval --head, score,
 // winogavil --images, retrieval --head); commands that need CLIP's towers refuse it
-// (ModelFlags::load), and so does heatmap (no word-region alignment for FLAVA).
+// (ModelFlags::load), and so does heatmap (no word-region alignment for FLAVA). serve takes
+// FLAVA as the rival (flava_rival.hpp).
 #pragma once
 
 #include <string>
