@@ -70,6 +70,15 @@ pct() { grep -A5 "\"$1\"" "$2" | tr -d ' \n' | sed 's/.*\[\([^]]*\)\].*/\1/'; }
   && [ "$(pct image_to_text_percent full.json)" = "$(pct image_to_text_percent rr24.json)" ] \
   && ok "--rerank with K = all equals full ITM scoring" || not_ok "--rerank 24 vs full" "$(pct text_to_image_percent full.json) / $(pct text_to_image_percent rr24.json)"
 expect "ViLT --rerank with FLAVA's contrastive candidates" 0 "ITM forward passes instead of 576" -- "$WINOKIT" retrieval --data $DATA --model "$VILT" --rerank 2 --rerank-with "$PRE"
+CLIP="$SRC/tests/fixtures/resnet/tiny-rn-openclip"
+expect "ViLT --rerank with a CLIP folder's candidates" 0 "re-ranking the top 2 of 24 x 24 candidates" -- "$WINOKIT" retrieval --data $DATA --model "$VILT" --rerank 2 --rerank-with "$CLIP" --no-cache --json vr2.json
+grep -q '"kind": "vilt"' vr2.json && grep -q '"candidates"' vr2.json && ok "the ViLT re-ranked run records its candidates" || not_ok "ViLT rerank provenance"
+"$WINOKIT" retrieval --data $DATA --model "$VILT" --json vfull.json >/dev/null 2>&1
+"$WINOKIT" retrieval --data $DATA --model "$VILT" --rerank 24 --rerank-with "$CLIP" --no-cache --json vr24.json >/dev/null 2>&1
+[ -n "$(pct text_to_image_percent vfull.json)" ] && [ "$(pct text_to_image_percent vfull.json)" = "$(pct text_to_image_percent vr24.json)" ] \
+  && [ "$(pct image_to_text_percent vfull.json)" = "$(pct image_to_text_percent vr24.json)" ] \
+  && ok "ViLT --rerank with K = all equals full scoring" || not_ok "ViLT --rerank 24 vs full" "$(pct text_to_image_percent vfull.json) / $(pct text_to_image_percent vr24.json)"
+expect "--rerank on a dual encoder is refused" 2 "is for image-text matching models" -- "$WINOKIT" retrieval --data $DATA --model "$CLIP" --rerank 2
 expect "ViLT --rerank needs candidates" 2 "needs --rerank-with DIR" -- "$WINOKIT" retrieval --data $DATA --model "$VILT" --rerank 2
 expect "--rerank with the contrastive head is refused" 2 "drop --head contrastive" -- "$WINOKIT" retrieval --data $DATA --model "$PRE" --head contrastive --rerank 2
 expect "--rerank-with alone is refused" 2 "needs --rerank K" -- "$WINOKIT" retrieval --data $DATA --model "$PRE" --rerank-with "$PRE"
