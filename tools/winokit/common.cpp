@@ -262,7 +262,8 @@ ClipRunOptions ModelFlags::options() const {
 
 ClipRuntime ModelFlags::load() const {
   if (is_vilt_checkpoint(model)) refuse_vilt(model);  // ViLT: see vilt_cli.hpp
-  if (is_flava_checkpoint(model)) refuse_flava(model);  // FLAVA: see flava_cli.hpp
+  // FLAVA: see flava_cli.hpp
+  if (is_flava_checkpoint(model)) refuse_flava(model);
   set_compute_threads(threads);
   return ClipRuntime::load(model, options());
 }
