@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "eval_run.hpp"
+#include "flava_cli.hpp"
 #include "perplexity_run.hpp"
 #include "vilt_cli.hpp"
 #include "winokit/core/error.hpp"
@@ -18,6 +19,7 @@ struct EvalFlags {
   std::string data, scores, scorer, name, per_example, scores_out, images;
   std::vector<std::string> tags, covariates;
   std::string perplexity;
+  std::string head;  // FLAVA: itm or contrastive (flava_cli.hpp)
   LmRequest lm;
   ReportFlags report;
   StatFlags stats;
@@ -38,9 +40,18 @@ int run(const EvalFlags& f) {
   std::unique_ptr<Scorer> scorer;
   std::string scores_out = f.scores_out;
   if (!f.model.model.empty()) {
-    const std::string name = f.name.empty() ? model_name(f.model.model) : f.name;
-    scorer = is_vilt_model(f.model) ? make_vilt_scorer(load_vilt(f.model), name)
-                                    : make_clip_scorer(f.model.load(), name);
+    std::string name = f.name.empty() ? model_name(f.model.model) : f.name;
+    if (!f.head.empty() && !is_flava_model(f.model)) {
+      throw UsageError("--head is for FLAVA checkpoints (itm or contrastive)");
+    }
+    if (is_flava_model(f.model)) {
+      FlavaRuntime rt = load_flava(f.model, f.head);
+      if (f.name.empty()) name += std::string("-") + to_string(rt.head);  // flava-full-itm
+      scorer = make_flava_scorer(rt, name);
+    } else {
+      scorer = is_vilt_model(f.model) ? make_vilt_scorer(load_vilt(f.model), name)
+                                      : make_clip_scorer(f.model.load(), name);
+    }
     // A model run always keeps its scores, so it can be re-scored or compared later.
     if (scores_out.empty()) scores_out = name + ".scores.jsonl";
   } else if (!f.scores.empty()) {
@@ -106,6 +117,8 @@ void add_eval(CLI::App& app, int& exit_code) {
   cmd->add_option("--scorer", flags->scorer, "Built-in baseline: random, bag-of-words, oracle")
       ->check(CLI::IsMember(baseline_scorer_kinds()));
   cmd->add_option("--name", flags->name, "Model name shown in the reports");
+  cmd->add_option("--head", flags->head,
+                  "FLAVA: itm or contrastive (default: itm when the checkpoint has the ITM head)");
   cmd->add_option("--tags", flags->tags, "Extra tag set (JSON id -> tags), FILE or NAME=FILE");
   cmd->add_option("--covariate", flags->covariates,
                   "Covariate table (id[, caption], numeric columns) to correlate with correctness");

@@ -10,10 +10,12 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "flava_cli.hpp"
 #include "vilt_cli.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/game/auth.hpp"
 #include "winokit/game/export.hpp"
+#include "winokit/game/flava_rival.hpp"
 #include "winokit/game/game.hpp"
 #include "winokit/game/image_pool.hpp"
 #include "winokit/game/server.hpp"
@@ -98,6 +100,10 @@ int run_serve(const ServeFlags& f) {
   if (is_vilt_model(f.model)) {
     std::cerr << "winokit serve: embedding " << pool.size() << " images with the ViLT rival...\n";
     vilt_rival = make_vilt_rival(load_vilt(f.model), pool);
+    rt.source = f.model.model;
+  } else if (is_flava_model(f.model)) {  // FLAVA (flava_cli.hpp), held in the same pointer
+    std::cerr << "winokit serve: encoding " << pool.size() << " images with the FLAVA rival...\n";
+    vilt_rival = make_flava_rival(load_flava(f.model, ""), pool);
     rt.source = f.model.model;
   } else if (random) {
     set_compute_threads(f.model.threads);

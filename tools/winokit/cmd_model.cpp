@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "flava_cli.hpp"
 #include "vilt_cli.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/rng.hpp"
@@ -142,6 +143,7 @@ struct ScoreFlags {
 
 int run_score(const ScoreFlags& f) {
   if (is_vilt_model(f.model)) return run_vilt_score(f.model, f.image, f.captions);
+  if (is_flava_model(f.model)) return run_flava_score(f.model, f.image, f.captions);
   ClipRuntime rt = f.model.load();
   for (const auto& c : f.captions) {
     if (!is_valid_utf8(c)) throw UsageError("caption is not valid UTF-8");
@@ -184,6 +186,7 @@ double median(std::vector<double> v) {
 int run_bench(const BenchFlags& f) {
   using clock = std::chrono::steady_clock;
   if (is_vilt_model(f.model)) refuse_vilt(f.model.model);
+  if (is_flava_model(f.model)) refuse_flava(f.model.model);
   set_compute_threads(f.model.threads);
   ClipRuntime rt;
   if (f.model.model.empty()) {

@@ -1,6 +1,7 @@
 // winokit retrieval: text-to-image and image-to-text Recall@k over the whole dataset.
 #include "commands.hpp"
 #include "common.hpp"
+#include "flava_cli.hpp"
 #include "vilt_cli.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/eval/retrieval.hpp"
@@ -25,6 +26,8 @@ struct RetrievalFlags {
   std::vector<int> ks = {1, 2, 5, 10};
   ReportFlags report;
   ModelFlags model;
+  std::string head, rerank_with;  // FLAVA's head; --rerank's candidates (vilt_cli.hpp)
+  int rerank = 0;
 };
 
 int run(const RetrievalFlags& f) {
@@ -37,7 +40,27 @@ int run(const RetrievalFlags& f) {
   std::string name = f.name;
   Provenance provenance;
   provenance.dataset(ds);
-  if (is_vilt_model(f.model)) {
+  ScoreMatrix image_to_text;  // --rerank: the second direction's own matrix
+  if (!f.head.empty() && !is_flava_model(f.model)) {
+    throw UsageError("--head is for FLAVA checkpoints (itm or contrastive)");
+  }
+  if (f.rerank == 0 && !f.rerank_with.empty()) throw UsageError("--rerank-with needs --rerank K");
+  if (f.rerank != 0) {
+    if (!f.matrix_out.empty()) {
+      throw UsageError("--matrix-out: a re-ranked run has one matrix per direction, not one");
+    }
+    if (f.model.model.empty()) throw UsageError("--rerank K needs --model DIR (ViLT or FLAVA)");
+    if (name.empty()) name = model_name(f.model.model);
+    RerankedRetrieval rr = rerank_retrieval(f.model, f.head, f.rerank_with, f.rerank, ds);
+    m = std::move(rr.text_to_image);
+    image_to_text = std::move(rr.image_to_text);
+    provenance.model("scores", rr.source);
+  } else if (is_flava_model(f.model)) {
+    if (name.empty()) name = model_name(f.model.model);
+    nlohmann::json source;
+    m = flava_retrieval_matrix(f.model, f.head, ds, source);
+    provenance.model("scores", source);
+  } else if (is_vilt_model(f.model)) {
     if (name.empty()) name = model_name(f.model.model);
     nlohmann::json source;
     m = vilt_retrieval_matrix(f.model, ds, source);
@@ -59,8 +82,15 @@ int run(const RetrievalFlags& f) {
     if (name.empty()) name = std::filesystem::path(f.matrix).stem().string();
     provenance.source("scores", "score-matrix", "file", f.matrix);
   }
+  RecallResult recall = retrieval_recall(m, f.ks);
+  if (f.rerank != 0) {
+    const RecallResult r2 = retrieval_recall(image_to_text, f.ks);
+    recall.image_to_text = r2.image_to_text;
+    recall.i2t_ties = r2.i2t_ties;
+    recall.i2t_rank = r2.i2t_rank;
+  }
   const RetrievalReport report{name, static_cast<std::size_t>(m.captions),
-                               static_cast<std::size_t>(m.images), retrieval_recall(m, f.ks),
+                               static_cast<std::size_t>(m.images), std::move(recall),
                                provenance.json()};
   const std::string md = retrieval_markdown(report);
   OutputSet out;
@@ -96,6 +126,13 @@ void add_retrieval(CLI::App& app, int& exit_code) {
       *cmd, {.markdown = "Write the markdown table to a file", .quiet = "Do not print the table"});
   cmd->add_option("--matrix-out", f->matrix_out, "Write the score matrix (safetensors)");
   f->model.add_to(*cmd, /*required=*/false);
+  cmd->add_option("--head", f->head, "FLAVA: itm or contrastive (default: itm when present)");
+  cmd->add_option("--rerank", f->rerank,
+                  "ITM models (ViLT, FLAVA): re-score only a dual encoder's top K per query "
+                  "(default: every pair, with a progress estimate)");
+  cmd->add_option("--rerank-with", f->rerank_with,
+                  "The dual encoder giving --rerank's candidates: a CLIP folder (FLAVA: its "
+                  "own contrastive head when not given)");
   cmd->callback([f, &exit_code] { exit_code = guarded([&] { return run(*f); }); });
 }
 

@@ -3,6 +3,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "flava_cli.hpp"
 #include "vilt_cli.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/data/swow.hpp"
@@ -54,7 +55,11 @@ int run(const WinogavilFlags& f) {
   std::string supervised_md;
   nlohmann::json supervised_json;
   if (f.supervised && !with_model) throw UsageError("--supervised needs --model");
-  if (with_model && is_vilt_model(f.model)) {
+  if (with_model && is_flava_model(f.model)) {
+    if (model_name_.empty()) model_name_ = model_name(f.model.model);
+    predictions =
+        flava_winogavil(f.model, ds, f.images, f.captions, f.supervised, f.prompt_template, source);
+  } else if (with_model && is_vilt_model(f.model)) {
     if (model_name_.empty()) model_name_ = model_name(f.model.model);
     nlohmann::json source;
     predictions =

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "flava_cli.hpp"
 #include "vilt_cli.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/model/compute.hpp"
@@ -307,6 +308,8 @@ ClipRunOptions ModelFlags::options() const {
 
 ClipRuntime ModelFlags::load() const {
   if (is_vilt_checkpoint(model)) refuse_vilt(model);  // ViLT: see vilt_cli.hpp
+  // FLAVA: see flava_cli.hpp
+  if (is_flava_checkpoint(model)) refuse_flava(model);
   set_compute_threads(threads);
   return ClipRuntime::load(model, options());
 }

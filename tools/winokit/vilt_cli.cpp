@@ -1,5 +1,11 @@
 #include "vilt_cli.hpp"
 
+#include <set>
+
+#include "flava_cli.hpp"
+#include "winokit/eval/clip_scorer.hpp"
+#include "winokit/model/embedding_runtime.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -130,6 +136,145 @@ std::vector<std::vector<std::string>> vilt_winogavil(const ModelFlags& flags,
                           {"texts_computed", solved.stats.texts_computed},
                           {"texts_cached", 0}};
   return std::move(solved.predictions);
+}
+
+namespace {
+
+// Row-wise (by_rows) or column-wise top-k indices of a matrix; ties by index.
+std::vector<std::vector<int>> top_k(const ScoreMatrix& m, int k, bool by_rows) {
+  const int lines = by_rows ? m.captions : m.images, items = by_rows ? m.images : m.captions;
+  std::vector<std::vector<int>> out(static_cast<std::size_t>(lines));
+  for (int l = 0; l < lines; ++l) {
+    std::vector<int> idx(static_cast<std::size_t>(items));
+    for (int i = 0; i < items; ++i)
+      idx[static_cast<std::size_t>(i)] = i;
+    auto at = [&](int i) { return by_rows ? m.at(l, i) : m.at(i, l); };
+    std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return at(a) > at(b); });
+    idx.resize(static_cast<std::size_t>(std::min(k, items)));
+    out[static_cast<std::size_t>(l)] = std::move(idx);
+  }
+  return out;
+}
+
+// The re-ranked matrix of one direction: each line's top-k entries get
+// (the line's best candidate score + 1 + the dense rank of their ITM score), the others keep
+// their candidate score, so every re-scored entry ranks above every other, in ITM order.
+ScoreMatrix reranked(const ScoreMatrix& cand, const std::vector<std::vector<int>>& top,
+                     const std::map<std::pair<int, int>, double>& itm, bool by_rows) {
+  ScoreMatrix out = cand;
+  for (std::size_t l = 0; l < top.size(); ++l) {
+    const int line = static_cast<int>(l);
+    auto cell = [&](int i) -> float& {
+      const int c = by_rows ? line : i, im = by_rows ? i : line;
+      return out.scores[static_cast<std::size_t>(c) * cand.images + im];
+    };
+    float best = -INFINITY;
+    const int items = by_rows ? cand.images : cand.captions;
+    for (int i = 0; i < items; ++i)
+      best = std::max(best, by_rows ? cand.at(line, i) : cand.at(i, line));
+    std::set<double> values;
+    for (int i : top[l])
+      values.insert(itm.at(by_rows ? std::make_pair(line, i) : std::make_pair(i, line)));
+    const std::vector<double> sorted(values.begin(), values.end());
+    for (int i : top[l]) {
+      const double v = itm.at(by_rows ? std::make_pair(line, i) : std::make_pair(i, line));
+      const auto rank = std::lower_bound(sorted.begin(), sorted.end(), v) - sorted.begin();
+      cell(i) = best + 1.0f + static_cast<float>(rank);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+RerankedRetrieval rerank_retrieval(const ModelFlags& flags, const std::string& head,
+                                   const std::string& candidates, int k,
+                                   const WinogroundDataset& ds) {
+  if (k < 1) throw UsageError("--rerank K: K must be at least 1");
+  const bool flava = is_flava_model(flags);
+  if (!flava && !is_vilt_model(flags)) {
+    throw UsageError("--rerank K is for image-text matching models (ViLT, FLAVA): --model " +
+                     flags.model + " is a dual encoder, whose full matrix is cheap");
+  }
+  if (flava && head == "contrastive") {
+    throw UsageError("--rerank re-scores with the ITM head: drop --head contrastive");
+  }
+  // 1. The candidates' full matrix.
+  ScoreMatrix cand;
+  nlohmann::json cand_source;
+  ModelFlags cf = flags;
+  cf.model = candidates;
+  if (candidates.empty() && !flava) {
+    throw UsageError(
+        "--rerank with ViLT needs --rerank-with DIR: a CLIP folder whose top K "
+        "ViLT re-scores");
+  }
+  if (candidates.empty() || is_flava_model(cf)) {
+    if (candidates.empty()) cf.model = flags.model;
+    cand = flava_retrieval_matrix(cf, "contrastive", ds, cand_source);
+  } else {
+    if (is_vilt_model(cf)) {
+      throw UsageError("--rerank-with " + candidates +
+                       " is a ViLT checkpoint: give a dual "
+                       "encoder (a CLIP folder, or a FLAVA folder for its contrastive head)");
+    }
+    ClipRuntime rt = cf.load();
+    ImageStore store = ImageStore::open(ds.root, ds.images);
+    DatasetItems items = dataset_items(ds, store);
+    const auto t = embed_texts(rt, items.captions);
+    const auto im = embed_images(rt, items.images);
+    const int n = static_cast<int>(items.captions.size());
+    cand = matrix_from_embeddings(t, im, n, n, rt.model->config().embed_dim);
+    cand_source = rt.describe();
+  }
+  // 2. The pairs in either direction's top K, scored once each by the ITM model.
+  const auto rows = top_k(cand, k, true), cols = top_k(cand, k, false);
+  std::set<std::pair<int, int>> wanted;
+  for (std::size_t c = 0; c < rows.size(); ++c)
+    for (int i : rows[c])
+      wanted.emplace(static_cast<int>(c), i);
+  for (std::size_t i = 0; i < cols.size(); ++i)
+    for (int c : cols[i])
+      wanted.emplace(c, static_cast<int>(i));
+  ImageStore store = ImageStore::open(ds.root, ds.images);
+  std::vector<std::function<ImageBytes()>> images;
+  std::vector<std::string> captions;
+  for (const auto& ex : ds.examples) {
+    for (std::size_t j = 0; j < 2; ++j) {
+      const std::string name = ex.images[j];
+      images.emplace_back([&store, name] { return store.read(name); });
+      captions.push_back(ex.captions[j]);
+    }
+  }
+  std::vector<std::pair<std::size_t, std::size_t>> pairs;
+  for (const auto& [c, i] : wanted)
+    pairs.emplace_back(static_cast<std::size_t>(c), static_cast<std::size_t>(i));
+  std::cerr << "winokit: re-ranking the top " << k << " of " << cand.captions << " x "
+            << cand.images << " candidates: " << pairs.size() << " ITM forward passes instead of "
+            << static_cast<std::size_t>(cand.captions) * cand.images << "\n";
+  std::vector<double> s;
+  nlohmann::json itm_source;
+  if (flava) {
+    FlavaRuntime rt = load_flava(flags, "itm");
+    s = flava_score_pairs(rt, images, captions, pairs);
+    itm_source = rt.describe();
+  } else {
+    ViltRuntime rt = load_vilt(flags);
+    s = vilt_score_pairs(rt, images, captions, pairs);
+    itm_source = rt.describe();
+  }
+  std::map<std::pair<int, int>, double> itm;
+  for (std::size_t p = 0; p < pairs.size(); ++p)
+    itm[{static_cast<int>(pairs[p].first), static_cast<int>(pairs[p].second)}] = s[p];
+  RerankedRetrieval r;
+  r.text_to_image = reranked(cand, rows, itm, true);
+  r.image_to_text = reranked(cand, cols, itm, false);
+  r.source = itm_source;
+  r.source["retrieval"] = "re-ranking: the candidates' top " + std::to_string(k) +
+                          " per query re-scored by the ITM model, ranked above the rest (which "
+                          "keep the candidates' order)";
+  r.source["rerank"] = {{"k", k}, {"itm_pairs_scored", pairs.size()}, {"candidates", cand_source}};
+  return r;
 }
 
 int run_vilt_heatmap(const ModelFlags& flags, const WinogroundDataset& ds,
