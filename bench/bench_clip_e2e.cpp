@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
     }
     winokit::write_file_atomic(data / "examples.jsonl", jsonl);
   }
-  winokit::Dataset ds = winokit::load_dataset(data);
+  winokit::WinogroundDataset ds = winokit::load_dataset(data);
   auto tok = std::make_shared<winokit::ClipTokenizer>(
       fs::is_directory(tokenizer) ? winokit::ClipTokenizer::from_directory(tokenizer)
                                   : winokit::ClipTokenizer::byte_level());

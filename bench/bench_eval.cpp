@@ -37,7 +37,7 @@ std::string cpu_model() {
   return "unknown";
 }
 
-winokit::Dataset make_dataset(int n) {
+winokit::WinogroundDataset make_dataset(int n) {
   static const char* kCollapsed[] = {"Object", "Relation", "Both"};
   static const char* kSecondary[] = {
       "", "", "", "", "Symbolic", "Series", "Pragmatics", "Symbolic, Series", "Morpheme-Level", ""};
@@ -72,8 +72,8 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--examples")) examples = std::stoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--resamples")) resamples = std::stoul(argv[i + 1]);
   }
-  winokit::Dataset ds = make_dataset(examples);
-  std::vector<winokit::PairScores> scores(ds.examples.size());
+  winokit::WinogroundDataset ds = make_dataset(examples);
+  std::vector<winokit::WinogroundScores> scores(ds.examples.size());
   winokit::Rng rng(1);
   for (auto& s : scores) {
     for (auto& v : s.s)

@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
             "\"collapsed_tag\": \"" +
             tags[i % 3] + "\"}\n";
   }
-  winokit::Dataset ds = winokit::parse_examples(text, "bench.jsonl");
+  winokit::WinogroundDataset ds = winokit::parse_examples(text, "bench.jsonl");
   winokit::Rng rng(1);
   winokit::ProbeEmbeddings e;
   winokit::ProbeLayer l;

@@ -100,6 +100,10 @@ std::string summary_per_item_csv(const BenchmarkSummary& summary) {
       if (std::find(columns.begin(), columns.end(), k) == columns.end()) columns.push_back(k);
     }
   }
+  // "id" first, then the other keys in JSON (alphabetical) order.
+  if (auto id = std::find(columns.begin(), columns.end(), "id"); id != columns.end()) {
+    std::rotate(columns.begin(), id, id + 1);
+  }
   std::string out;
   for (std::size_t i = 0; i < columns.size(); ++i)
     out += (i ? "," : "") + csv_escape(columns[i]);

@@ -27,13 +27,15 @@ expect "an unknown benchmark names the known ones" 2 "unknown benchmark 'nope' \
 
 "$WINOKIT" synth --out syn --count 24 --seed 4 --image-size 64 >/dev/null 2>&1
 "$WINOKIT" eval --data syn --scorer random --seed 2 --scores-out s.jsonl --json e.json --quiet >/dev/null 2>&1
-expect "run winoground from the official scores layout" 0 "\| group score \| [0-9]+\.[0-9]{2} \| 24 \|" -- "$WINOKIT" run winoground --data syn --scores s.jsonl --json r.json --csv r.csv --markdown r.md
+expect "run winoground from the official scores layout" 0 "\| group score \| [0-9]+\.[0-9]{2} \| 24 \|" -- "$WINOKIT" run winoground --data syn --scores s.jsonl
+expect "run winoground writes json, csv and markdown" 0 "wrote r.md" -- "$WINOKIT" run winoground --data syn --scores s.jsonl --json r.json --csv r.csv --markdown r.md
+grep -qE "\| group score \| [0-9]+\.[0-9]{2} \| 24 \|" r.md && ok "run --markdown holds the summary" || not_ok "run --markdown" "$(head -12 r.md)"
 for m in text image group; do
   i=$(case $m in text) echo 0;; image) echo 1;; group) echo 2;; esac)
   want=$(num overall.metrics.$m.percent e.json); got=$(num metrics.$i.percent r.json)
   [ "$want" = "$got" ] && ok "run winoground $m score = eval's ($got)" || not_ok "run winoground $m" "$want vs $got"
 done
-[ "$(wc -l < r.csv)" -eq 25 ] && head -1 r.csv | grep -q "^id,text,image,group$" && ok "run --csv: one row per item" || not_ok "run --csv" "$(head -2 r.csv)"
+[ "$(wc -l < r.csv)" -eq 25 ] && head -1 r.csv | grep -q "^id,group,image,text$" && ok "run --csv: one row per item" || not_ok "run --csv" "$(head -2 r.csv)"
 grep -q '"sha256"' r.json && grep -q "Provenance" r.md && ok "run records provenance" || not_ok "run provenance"
 
 # The generic scores layout gives the same result as the official one.

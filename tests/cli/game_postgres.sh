@@ -27,7 +27,7 @@ trap cleanup EXIT
 URL="postgresql://postgres@/postgres?host=$WORK"
 
 fail=0
-if WINOKIT_TEST_POSTGRES="$URL" "$TESTS" --gtest_filter='Game.*:HttpGame.*:GameServerLimits.*' --gtest_brief=1; then
+if WINOKIT_TEST_POSTGRES="$URL" "$TESTS" --gtest_filter='Game.*:HttpGame.*:GameServerLimits.*:GameStore.*:GameErrors.*' --gtest_brief=1; then
   echo "ok   - game unit tests on PostgreSQL"
 else
   echo "FAIL - game unit tests on PostgreSQL"; fail=1

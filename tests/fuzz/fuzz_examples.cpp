@@ -6,7 +6,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(winokit::fuzz::bytes(data, size));
   winokit::fuzz::expect_typed_errors([&] {
-    winokit::Dataset ds = winokit::parse_examples(text, "fuzz-examples.jsonl");
+    winokit::WinogroundDataset ds = winokit::parse_examples(text, "fuzz-examples.jsonl");
     for (const auto& ex : ds.examples) {
       // Every accepted image name stays inside the image folder.
       for (const auto& image : ex.images) {

@@ -15,9 +15,9 @@ namespace winokit::cli {
 namespace {
 
 struct RunFlags {
-  std::string benchmark, data, images, scores, name, prompt, json, markdown, csv;
+  std::string benchmark, data, images, scores, name, prompt;
   BenchmarkOptions options;
-  bool quiet = false;
+  ReportFlags report;
   ModelFlags model;
 };
 
@@ -55,13 +55,14 @@ int run(const RunFlags& f) {
   const nlohmann::json& provenance = p.json();
   const std::string md = summary_markdown(benchmark, data, summary, name, provenance);
   OutputSet out;
-  if (!f.json.empty()) {
-    out.add(f.json, summary_json(benchmark, data, summary, name, provenance).dump(2) + "\n");
-  }
-  if (!f.markdown.empty()) out.add(f.markdown, md);
-  if (!f.csv.empty()) out.add(f.csv, summary_per_item_csv(summary));
+  f.report.add_outputs(
+      out,
+      {{ReportFormat::Json,
+        [&] { return summary_json(benchmark, data, summary, name, provenance).dump(2) + "\n"; }},
+       {ReportFormat::Markdown, [&] { return md; }},
+       {ReportFormat::Csv, [&] { return summary_per_item_csv(summary); }}});
   commit(out);
-  if (!f.quiet) std::cout << md;
+  f.report.print(md);
   return 0;
 }
 
@@ -94,10 +95,11 @@ void add_run(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", f->options.seed, "Seed of the bootstrap");
   cmd->add_option("--bootstrap", f->options.bootstrap_resamples, "Bootstrap resamples")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--json", f->json, "Write the summary as JSON");
-  cmd->add_option("--markdown", f->markdown, "Write the summary as Markdown");
-  cmd->add_option("--csv", f->csv, "Write one row per item");
-  cmd->add_flag("--quiet", f->quiet, "Do not print the summary");
+  f->report.add_to(*cmd, {.json = "Write the summary as JSON",
+                          .csv = "Write one row per item (CSV)",
+                          .html = nullptr,
+                          .markdown = "Write the summary as Markdown",
+                          .quiet = "Do not print the summary"});
   cmd->callback([f, &exit_code] { exit_code = guarded([&] { return run(*f); }); });
 
   CLI::App* list = app.add_subcommand("benchmarks", "List the registered benchmarks");

@@ -57,8 +57,10 @@ int run(const WinogavilFlags& f) {
   if (f.supervised && !with_model) throw UsageError("--supervised needs --model");
   if (with_model && is_flava_model(f.model)) {
     if (model_name_.empty()) model_name_ = model_name(f.model.model);
+    nlohmann::json source;
     predictions =
         flava_winogavil(f.model, ds, f.images, f.captions, f.supervised, f.prompt_template, source);
+    provenance.model("predictions", source);
   } else if (with_model && is_vilt_model(f.model)) {
     if (model_name_.empty()) model_name_ = model_name(f.model.model);
     nlohmann::json source;

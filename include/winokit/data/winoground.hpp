@@ -2,7 +2,7 @@
 // images in `images/` or `images.zip`. A clone of the published repository keeps both under
 // `data/`; either that folder or its parent is accepted. Images are not read here.
 //
-//   winokit::Dataset ds = winokit::load_dataset("winoground");
+//   winokit::WinogroundDataset ds = winokit::load_dataset("winoground");
 //   for (const auto& ex : ds.examples) std::cout << ex.id << " " << ex.captions[0] << "\n";
 //   winokit::ImageStore images = winokit::ImageStore::open(ds.root);
 #pragma once

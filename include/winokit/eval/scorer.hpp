@@ -3,7 +3,7 @@
 // every evaluation, report and comparison works the same whatever produced the scores.
 //
 //   auto scorer = winokit::make_baseline_scorer("oracle", /*seed=*/0);
-//   std::vector<winokit::PairScores> s = scorer->score(dataset);
+//   std::vector<winokit::WinogroundScores> s = scorer->score(dataset);
 //   nlohmann::json provenance = scorer->describe();   // recorded in every result file
 #pragma once
 

@@ -24,7 +24,8 @@ std::string summary_markdown(const Benchmark& benchmark, const BenchmarkData& da
 nlohmann::json summary_json(const Benchmark& benchmark, const BenchmarkData& data,
                             const BenchmarkSummary& summary, const std::string& model,
                             const nlohmann::json& provenance);
-// One CSV row per item of summary.details["per_item"] (columns: the union of its keys).
+// One CSV row per item of summary.details["per_item"] (columns: "id", then the union of the
+// other keys in alphabetical order).
 std::string summary_per_item_csv(const BenchmarkSummary& summary);
 
 }  // namespace winokit

@@ -27,6 +27,8 @@ const std::string kCsv =
     "\"['rose', 'splinter', 'cat', 'dog', 'sun', 'moon', 'ice cream', 'x', 'y', 'z']\",thorn,"
     "\"['rose', 'splinter', 'cat']\",50,3,10,0.8,0.1,7,\"['rose', 'splinter', 'cat']\"\n";
 
+const std::string kAssets = std::string(WINOKIT_SOURCE_DIR) + "/tests/fixtures/winogavil/";
+
 TEST(WinoGAViL, ReportLabelsSolversPrintsPaperReferencesAndTable10) {
   auto a = load_winogavil(kAssets +
                           "test_sets_with_zero_shot_predictions/game_5_6_with_predictions.csv");
