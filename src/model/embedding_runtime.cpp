@@ -23,7 +23,11 @@ namespace fs = std::filesystem;
 
 ClipRuntime ClipRuntime::load(const fs::path& dir, ClipRunOptions options) {
   ClipRuntime rt;
-  rt.model = std::make_shared<ClipModel>(ClipModel::load(dir));
+  // The weights' hash (the cache key) is remembered in the cache folder, so that a run whose
+  // embeddings are all cached reads neither the weights nor their hash.
+  const fs::path cache_root = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
+  rt.model = std::make_shared<ClipModel>(
+      ClipModel::load(dir, options.use_cache ? cache_root / "weights-index" : fs::path{}));
   fs::path tok = options.tokenizer.value_or(dir);
   if (!options.tokenizer && fs::is_regular_file(dir)) {
     // OpenAI's .pt files hold no tokenizer: openai/CLIP ships it as a separate file.
