@@ -103,7 +103,7 @@ TEST(LazyModel, AFullyCachedRunPacksNoWeightsAndGivesTheSameEmbeddings) {
   EXPECT_FALSE(first.model->text_tower_built());
   const auto text = embed_texts(first, captions);
   EXPECT_TRUE(first.model->text_tower_built());
-  EXPECT_TRUE(fs::is_directory(options.cache_dir / "weights-index"));
+  EXPECT_TRUE(fs::is_directory(options.cache_dir / "file-hashes"));
 
   ClipRuntime second = ClipRuntime::load(model, options);
   EXPECT_EQ(second.model->weights_id(), first.model->weights_id());
@@ -115,6 +115,10 @@ TEST(LazyModel, AFullyCachedRunPacksNoWeightsAndGivesTheSameEmbeddings) {
   EXPECT_FALSE(second.model->image_tower_built());
   EXPECT_FALSE(second.model->text_tower_built());
   EXPECT_EQ(second.model->logit_scale_exp(), first.model->logit_scale_exp());
+  // Nor are the images read: their cache keys come from the remembered file hashes.
+  std::vector<ImageRequest> unreadable = images;
+  unreadable[0].read = []() -> ImageBytes { throw IoError("read although cached"); };
+  EXPECT_EQ(embed_images(second, unreadable), image);
 
   // Without the cache the towers are built and give the same embeddings.
   options.use_cache = false;
