@@ -26,7 +26,7 @@ Covariate caption_length_covariate(const WinogroundDataset& dataset) {
 }
 
 std::vector<Covariate> load_covariates(const std::string& file, const WinogroundDataset& dataset) {
-  const std::string raw = read_file(file);
+  const std::string raw = read_text_file(file);
   // Leading '#' lines are comments (e.g. the definition `winokit perplexity` writes).
   std::size_t skipped = 0, body = 0;
   while (body < raw.size() && raw[body] == '#') {

@@ -22,7 +22,7 @@ bool SwowGraph::associated(const std::string& a, const std::string& b) const {
 }
 
 SwowGraph load_swow(const std::string& file) {
-  Table t = read_table(read_file(file), file);
+  Table t = read_table(read_text_file(file), file);
   auto cue = t.find_column({"cue"});
   if (!cue) throw InputError({file, 1, "cue"}, "column missing from the header");
   auto response = t.find_column({"response"});

@@ -71,7 +71,7 @@ void read_official_variants(const json& j, const WinogroundDataset& ds, const st
 }  // namespace
 
 std::vector<CaptionVariant> load_variants(const std::string& file, const WinogroundDataset& ds) {
-  std::string text = read_file(file);
+  std::string text = read_text_file(file);
   std::vector<CaptionVariant> out;
   auto lines = split_lines(text);
   for (std::size_t n = 0; n < lines.size(); ++n) {
@@ -257,7 +257,7 @@ WordNet WordNet::open(const fs::path& dir) {
       throw IoError(index.string() + ": WordNet database not found",
                     "install Debian's wordnet-base (scripts/setup does)");
     }
-    const std::string index_text = read_file(index);
+    const std::string index_text = read_text_file(index);
     for (auto line : split_lines(index_text)) {
       if (line.empty() || line.front() == ' ') continue;  // licence header
       auto f = split_whitespace(line);
@@ -270,10 +270,10 @@ WordNet WordNet::open(const fs::path& dir) {
       entry.tagged = std::stoi(f[f.size() - synsets - 1]);
       wn.impl_->index[p][f[0]] = std::move(entry);
     }
-    wn.impl_->data[p] = read_file(data);
+    wn.impl_->data[p] = read_text_file(data);
     const fs::path exc = dir / (std::string(p == 2 ? "adj" : Impl::kPos[p]) + ".exc");
     if (fs::is_regular_file(exc)) {
-      const std::string exc_text = read_file(exc);
+      const std::string exc_text = read_text_file(exc);
       for (auto line : split_lines(exc_text)) {
         auto f = split_whitespace(line);
         if (f.size() >= 2) wn.impl_->exceptions[p][f[0]] = f[1];
@@ -301,7 +301,7 @@ std::vector<std::string> WordNet::hyponyms(const std::string& w) const {
 }
 
 std::map<std::string, std::string> load_substitutions(const std::string& file) {
-  Table t = read_table(read_file(file), file);
+  Table t = read_table(read_text_file(file), file);
   auto from = t.find_column({"word", "from", "original"});
   auto to = t.find_column({"replacement", "to", "substitute"});
   if (!from || !to) throw InputError({file, 1, ""}, "expected columns word and replacement");

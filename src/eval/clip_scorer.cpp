@@ -12,7 +12,8 @@ DatasetItems dataset_items(const WinogroundDataset& dataset, const ImageStore& s
   for (const auto& ex : dataset.examples) {
     for (std::size_t k = 0; k < 2; ++k) {
       const std::string image = ex.images[k];
-      items.images.push_back({image, [&store, image] { return store.read(image); }});
+      items.images.push_back({image, [&store, image] { return store.read(image); },
+                              [&store, image] { return store.file_of(image); }});
       items.captions.push_back(ex.captions[k]);
     }
   }
@@ -47,7 +48,8 @@ class ClipScorer final : public Scorer {
     }
     std::vector<ImageRequest> requests;
     for (const auto& n : image_names) {
-      requests.push_back({n, [&store, n] { return store.read(n); }});
+      requests.push_back(
+          {n, [&store, n] { return store.read(n); }, [&store, n] { return store.file_of(n); }});
     }
     stats_ = {};
     const auto text = embed_texts(rt_, captions, &stats_);

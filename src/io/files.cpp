@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -61,17 +62,22 @@ std::string read_whole(const fs::path& path, const TextLimits* limits) {
                       "is this the right file?");
   };
   std::string out;
+  constexpr std::size_t kMaxChunk = std::size_t{1} << 20;
+  std::size_t chunk_bytes = kMaxChunk;
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     const auto size = static_cast<std::size_t>(st.st_size);
     if (max_file != 0 && size > max_file) throw too_large();
     out.reserve(size);
+    // A small file gets a small buffer: the embedding cache reads thousands of 2 KB entries,
+    // and a zero-filled 1 MiB buffer for each cost a second of a fully cached run. One byte
+    // more than the size, so that a file that grew is still read to its end.
+    chunk_bytes = std::min(kMaxChunk, size + 1);
   }
-  constexpr std::size_t kChunk = std::size_t{1} << 20;
-  std::string chunk(kChunk, '\0');
+  std::string chunk(chunk_bytes, '\0');
   std::size_t line = 1;
   std::size_t line_bytes = 0;  // bytes of the current line so far
   while (true) {
-    ssize_t n = ::read(fd.get(), chunk.data(), kChunk);
+    ssize_t n = ::read(fd.get(), chunk.data(), chunk_bytes);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int saved = errno;

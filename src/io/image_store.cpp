@@ -154,6 +154,16 @@ std::string ImageStore::describe() const {
   return "(no images/ folder or images.zip in " + root_.string() + ")";
 }
 
+std::optional<fs::path> ImageStore::file_of(const std::string& requested) const {
+  const auto normalized = normalize_image_name(requested);
+  if (!normalized || dir_.empty()) return std::nullopt;
+  for (const char* ext : kExtensions) {
+    fs::path candidate = dir_ / (*normalized + ext);
+    if (fs::is_regular_file(status_of(candidate))) return candidate;
+  }
+  return std::nullopt;
+}
+
 ImageBytes ImageStore::read(const std::string& requested) const {
   const auto normalized = normalize_image_name(requested);
   if (!normalized) {

@@ -5,6 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -315,14 +318,120 @@ std::vector<float> SafeTensors::to_float(const std::string& name,
   return out;
 }
 
-std::string SafeTensors::content_hash() const {
-  if (mappings_.empty()) return sha256_file(files_.front());
+std::string SafeTensors::content_hash(const fs::path& index_dir) const {
+  if (files_.size() == 1) return remembered_sha256_file(files_.front(), index_dir);
   std::string digests;
-  for (std::size_t i = 0; i < mappings_.size(); ++i) {
-    digests += sha256_hex(
-        std::string_view(static_cast<const char*>(mappings_[i]->base), mappings_[i]->size));
+  for (const auto& file : files_)
+    digests += remembered_sha256_file(file, index_dir);
+  return sha256_hex(digests);
+}
+
+void SafeTensors::release(const std::string& name) const {
+  const TensorView* t = find(name);
+  if (t == nullptr || t->bytes == 0) return;
+  static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGE_SIZE));
+  for (const auto& m : mappings_) {
+    const auto base = reinterpret_cast<std::uintptr_t>(m->base);
+    const auto begin = reinterpret_cast<std::uintptr_t>(t->data);
+    if (begin < base || begin >= base + m->size) continue;
+    // Whole pages around the tensor: a page shared with a neighbour is simply read again from
+    // the file when the neighbour is converted (the mapping is private and never written).
+    const std::uintptr_t first = begin / page * page;
+    const std::uintptr_t last = std::min(base + m->size, begin + t->bytes);
+    ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+    return;
   }
-  return mappings_.size() == 1 ? digests : sha256_hex(digests);
+}
+
+std::string stream_sha256_file(const fs::path& path) {
+  const std::string file = path.string();
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw IoError(file + ": cannot open: " + std::strerror(errno));
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) {
+    ::close(fd);
+    throw Error("sha256: OpenSSL digest failed");
+  }
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  std::vector<unsigned char> buffer(kChunk);
+  for (;;) {
+    const ssize_t got = ::read(fd, buffer.data(), buffer.size());
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      throw IoError(file + ": read failed: " + std::strerror(err));
+    }
+    if (got == 0) break;
+    EVP_DigestUpdate(ctx.get(), buffer.data(), static_cast<std::size_t>(got));
+  }
+  ::close(fd);
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int length = 0;
+  if (EVP_DigestFinal_ex(ctx.get(), digest.data(), &length) != 1) {
+    throw Error("sha256: OpenSSL digest failed");
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < length; ++i) {
+    out.push_back(kHex[digest[i] >> 4]);
+    out.push_back(kHex[digest[i] & 0xF]);
+  }
+  return out;
+}
+
+namespace {
+
+// What identifies one version of a file without reading it.
+json file_identity(const fs::path& path, const struct stat& sb) {
+  return {
+      {"path", path.string()},
+      {"size", static_cast<std::int64_t>(sb.st_size)},
+      {"mtime_ns", static_cast<std::int64_t>(sb.st_mtim.tv_sec) * 1000000000 + sb.st_mtim.tv_nsec},
+      {"ctime_ns", static_cast<std::int64_t>(sb.st_ctim.tv_sec) * 1000000000 + sb.st_ctim.tv_nsec},
+      {"inode", static_cast<std::uint64_t>(sb.st_ino)},
+      {"device", static_cast<std::uint64_t>(sb.st_dev)}};
+}
+
+constexpr std::size_t kMaxIndexEntry = 64 * 1024;
+
+}  // namespace
+
+std::string remembered_sha256_file(const fs::path& path, const fs::path& index_dir) {
+  if (index_dir.empty()) return stream_sha256_file(path);
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(path, ec).lexically_normal();
+  struct stat before {};
+  if (ec || ::stat(absolute.c_str(), &before) != 0) return stream_sha256_file(path);
+  const json identity = file_identity(absolute, before);
+  const fs::path entry = index_dir / (sha256_hex(absolute.string()).substr(0, 32) + ".json");
+  try {
+    const std::string text = read_text_file(entry, {kMaxIndexEntry, 0});
+    const json remembered = json::parse(text);
+    const auto& digest = remembered.at("sha256");
+    if (remembered.at("file") == identity && digest.is_string() &&
+        digest.get<std::string>().size() == 64) {
+      return digest.get<std::string>();
+    }
+  } catch (const std::exception&) {
+    // absent, unreadable or malformed: hashed again below
+  }
+  const std::string digest = stream_sha256_file(path);
+  struct stat after {};
+  // A file that changed while it was hashed is not remembered.
+  if (::stat(absolute.c_str(), &after) == 0 && file_identity(absolute, after) == identity) {
+    try {
+      fs::create_directories(index_dir, ec);
+      if (!ec) {
+        write_file_atomic(entry, json{{"file", identity}, {"sha256", digest}}.dump(2) + "\n",
+                          /*durable=*/false);
+      }
+    } catch (const IoError&) {
+      // best effort, as the embedding cache
+    }
+  }
+  return digest;
 }
 
 std::map<std::string, std::pair<std::vector<std::int64_t>, std::vector<float>>>

@@ -1,8 +1,11 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <mutex>
+#include <span>
 
 #include "encoders.hpp"
 #include "gemm.hpp"
@@ -24,62 +27,142 @@ using detail::TensorSource;
 
 namespace {
 
-// ---- the weight table: one row per role, with its Hugging Face and OpenCLIP names ----
-// "{T}" is the tower prefix, "{i}" the block index. Shapes are checked by the loader.
-struct BlockNames {
-  const char* ln1_w;
-  const char* ln1_b;
-  const char* ln2_w;
-  const char* ln2_b;
-  const char* out_w;
-  const char* out_b;
-  const char* fc1_w;
-  const char* fc1_b;
-  const char* fc2_w;
-  const char* fc2_b;
+// ---- tensor names: one table per checkpoint layout ----
+// Each table maps a tensor's role (and, for the transformer blocks, its layer) to its name in
+// that layout, as llama.cpp's tensor-name tables do: the loader asks for roles, never for names,
+// so adding a layout is adding a table. Shapes are the loader's (tensor_spec below), checked
+// against the file. A role a layout lacks is absent from its table: Hugging Face stores Q, K and
+// V apart, OpenCLIP as one in_proj; the loader uses whichever the table has.
+enum class TowerKind { Vision, Text };
+enum class Role {
+  // whole-tower tensors
+  PatchEmbed,     // ViT only: the patch convolution [width, 3, patch, patch]
+  ClassEmbed,     // ViT only
+  PreNormWeight,  // ViT only: ln_pre
+  PreNormBias,
+  TokenEmbed,  // text only
+  Position,
+  FinalNormWeight,  // ln_post (vision) or ln_final (text)
+  FinalNormBias,
+  Projection,
+  // per transformer block: "{T}" is the tower's block prefix, "{i}" the block index
+  Norm1Weight,
+  Norm1Bias,
+  Norm2Weight,
+  Norm2Bias,
+  QkvWeight,  // fused Q, K, V
+  QkvBias,
+  QWeight,  // separate Q, K, V
+  QBias,
+  KWeight,
+  KBias,
+  VWeight,
+  VBias,
+  OutWeight,
+  OutBias,
+  Fc1Weight,
+  Fc1Bias,
+  Fc2Weight,
+  Fc2Bias,
 };
-constexpr BlockNames kHfBlock = {"{T}.encoder.layers.{i}.layer_norm1.weight",
-                                 "{T}.encoder.layers.{i}.layer_norm1.bias",
-                                 "{T}.encoder.layers.{i}.layer_norm2.weight",
-                                 "{T}.encoder.layers.{i}.layer_norm2.bias",
-                                 "{T}.encoder.layers.{i}.self_attn.out_proj.weight",
-                                 "{T}.encoder.layers.{i}.self_attn.out_proj.bias",
-                                 "{T}.encoder.layers.{i}.mlp.fc1.weight",
-                                 "{T}.encoder.layers.{i}.mlp.fc1.bias",
-                                 "{T}.encoder.layers.{i}.mlp.fc2.weight",
-                                 "{T}.encoder.layers.{i}.mlp.fc2.bias"};
-constexpr BlockNames kOpenClipBlock = {
-    "{T}resblocks.{i}.ln_1.weight",          "{T}resblocks.{i}.ln_1.bias",
-    "{T}resblocks.{i}.ln_2.weight",          "{T}resblocks.{i}.ln_2.bias",
-    "{T}resblocks.{i}.attn.out_proj.weight", "{T}resblocks.{i}.attn.out_proj.bias",
-    "{T}resblocks.{i}.mlp.c_fc.weight",      "{T}resblocks.{i}.mlp.c_fc.bias",
-    "{T}resblocks.{i}.mlp.c_proj.weight",    "{T}resblocks.{i}.mlp.c_proj.bias"};
 
-struct TowerNames {
-  const char* prefix;
-  const char* pos;
-  const char* ln_final_w;  // ln_post (vision) or ln_final (text)
-  const char* ln_final_b;
-  const char* proj;
-  bool proj_transposed;  // stored [width, embed] instead of [embed, width]
+struct TowerName {
+  TowerKind tower;
+  Role role;
+  const char* name;
 };
-constexpr TowerNames kHfVision = {"vision_model",
-                                  "vision_model.embeddings.position_embedding.weight",
-                                  "vision_model.post_layernorm.weight",
-                                  "vision_model.post_layernorm.bias",
-                                  "visual_projection.weight",
-                                  false};
-constexpr TowerNames kHfText = {"text_model",
-                                "text_model.embeddings.position_embedding.weight",
-                                "text_model.final_layer_norm.weight",
-                                "text_model.final_layer_norm.bias",
-                                "text_projection.weight",
-                                false};
-constexpr TowerNames kOcVision = {"visual.transformer.",   "visual.positional_embedding",
-                                  "visual.ln_post.weight", "visual.ln_post.bias",
-                                  "visual.proj",           true};
-constexpr TowerNames kOcText = {"transformer.",  "positional_embedding", "ln_final.weight",
-                                "ln_final.bias", "text_projection",      true};
+struct BlockName {
+  Role role;
+  const char* pattern;
+};
+
+struct LayoutNames {
+  CheckpointLayout layout;
+  const char* vision_blocks;  // "{T}" in the vision tower's block names
+  const char* text_blocks;
+  bool projection_transposed;  // projections stored [width, embed] instead of [embed, width]
+  std::span<const TowerName> towers;
+  std::span<const BlockName> blocks;
+};
+
+constexpr TowerName kHfTowerNames[] = {
+    {TowerKind::Vision, Role::PatchEmbed, "vision_model.embeddings.patch_embedding.weight"},
+    {TowerKind::Vision, Role::ClassEmbed, "vision_model.embeddings.class_embedding"},
+    {TowerKind::Vision, Role::Position, "vision_model.embeddings.position_embedding.weight"},
+    {TowerKind::Vision, Role::PreNormWeight, "vision_model.pre_layrnorm.weight"},
+    {TowerKind::Vision, Role::PreNormBias, "vision_model.pre_layrnorm.bias"},
+    {TowerKind::Vision, Role::FinalNormWeight, "vision_model.post_layernorm.weight"},
+    {TowerKind::Vision, Role::FinalNormBias, "vision_model.post_layernorm.bias"},
+    {TowerKind::Vision, Role::Projection, "visual_projection.weight"},
+    {TowerKind::Text, Role::TokenEmbed, "text_model.embeddings.token_embedding.weight"},
+    {TowerKind::Text, Role::Position, "text_model.embeddings.position_embedding.weight"},
+    {TowerKind::Text, Role::FinalNormWeight, "text_model.final_layer_norm.weight"},
+    {TowerKind::Text, Role::FinalNormBias, "text_model.final_layer_norm.bias"},
+    {TowerKind::Text, Role::Projection, "text_projection.weight"},
+};
+constexpr BlockName kHfBlockNames[] = {
+    {Role::Norm1Weight, "{T}.encoder.layers.{i}.layer_norm1.weight"},
+    {Role::Norm1Bias, "{T}.encoder.layers.{i}.layer_norm1.bias"},
+    {Role::Norm2Weight, "{T}.encoder.layers.{i}.layer_norm2.weight"},
+    {Role::Norm2Bias, "{T}.encoder.layers.{i}.layer_norm2.bias"},
+    {Role::QWeight, "{T}.encoder.layers.{i}.self_attn.q_proj.weight"},
+    {Role::QBias, "{T}.encoder.layers.{i}.self_attn.q_proj.bias"},
+    {Role::KWeight, "{T}.encoder.layers.{i}.self_attn.k_proj.weight"},
+    {Role::KBias, "{T}.encoder.layers.{i}.self_attn.k_proj.bias"},
+    {Role::VWeight, "{T}.encoder.layers.{i}.self_attn.v_proj.weight"},
+    {Role::VBias, "{T}.encoder.layers.{i}.self_attn.v_proj.bias"},
+    {Role::OutWeight, "{T}.encoder.layers.{i}.self_attn.out_proj.weight"},
+    {Role::OutBias, "{T}.encoder.layers.{i}.self_attn.out_proj.bias"},
+    {Role::Fc1Weight, "{T}.encoder.layers.{i}.mlp.fc1.weight"},
+    {Role::Fc1Bias, "{T}.encoder.layers.{i}.mlp.fc1.bias"},
+    {Role::Fc2Weight, "{T}.encoder.layers.{i}.mlp.fc2.weight"},
+    {Role::Fc2Bias, "{T}.encoder.layers.{i}.mlp.fc2.bias"},
+};
+
+// OpenCLIP folders and OpenAI's own files (state dicts and TorchScript archives).
+constexpr TowerName kOpenClipTowerNames[] = {
+    {TowerKind::Vision, Role::PatchEmbed, "visual.conv1.weight"},
+    {TowerKind::Vision, Role::ClassEmbed, "visual.class_embedding"},
+    {TowerKind::Vision, Role::Position, "visual.positional_embedding"},
+    {TowerKind::Vision, Role::PreNormWeight, "visual.ln_pre.weight"},
+    {TowerKind::Vision, Role::PreNormBias, "visual.ln_pre.bias"},
+    {TowerKind::Vision, Role::FinalNormWeight, "visual.ln_post.weight"},
+    {TowerKind::Vision, Role::FinalNormBias, "visual.ln_post.bias"},
+    {TowerKind::Vision, Role::Projection, "visual.proj"},
+    {TowerKind::Text, Role::TokenEmbed, "token_embedding.weight"},
+    {TowerKind::Text, Role::Position, "positional_embedding"},
+    {TowerKind::Text, Role::FinalNormWeight, "ln_final.weight"},
+    {TowerKind::Text, Role::FinalNormBias, "ln_final.bias"},
+    {TowerKind::Text, Role::Projection, "text_projection"},
+};
+constexpr BlockName kOpenClipBlockNames[] = {
+    {Role::Norm1Weight, "{T}resblocks.{i}.ln_1.weight"},
+    {Role::Norm1Bias, "{T}resblocks.{i}.ln_1.bias"},
+    {Role::Norm2Weight, "{T}resblocks.{i}.ln_2.weight"},
+    {Role::Norm2Bias, "{T}resblocks.{i}.ln_2.bias"},
+    {Role::QkvWeight, "{T}resblocks.{i}.attn.in_proj_weight"},
+    {Role::QkvBias, "{T}resblocks.{i}.attn.in_proj_bias"},
+    {Role::OutWeight, "{T}resblocks.{i}.attn.out_proj.weight"},
+    {Role::OutBias, "{T}resblocks.{i}.attn.out_proj.bias"},
+    {Role::Fc1Weight, "{T}resblocks.{i}.mlp.c_fc.weight"},
+    {Role::Fc1Bias, "{T}resblocks.{i}.mlp.c_fc.bias"},
+    {Role::Fc2Weight, "{T}resblocks.{i}.mlp.c_proj.weight"},
+    {Role::Fc2Bias, "{T}resblocks.{i}.mlp.c_proj.bias"},
+};
+
+constexpr LayoutNames kLayouts[] = {
+    {CheckpointLayout::HuggingFace, "vision_model", "text_model", false, kHfTowerNames,
+     kHfBlockNames},
+    {CheckpointLayout::OpenClip, "visual.transformer.", "transformer.", true, kOpenClipTowerNames,
+     kOpenClipBlockNames},
+};
+
+const LayoutNames& layout_names(CheckpointLayout layout) {
+  for (const auto& l : kLayouts) {
+    if (l.layout == layout) return l;
+  }
+  throw Error(std::string("no tensor-name table for the ") + to_string(layout) + " layout");
+}
 
 std::string expand(std::string pattern, const std::string& tower, int layer) {
   auto replace = [&](const std::string& key, const std::string& value) {
@@ -90,6 +173,108 @@ std::string expand(std::string pattern, const std::string& tower, int layer) {
   replace("{T}", tower);
   replace("{i}", std::to_string(layer));
   return pattern;
+}
+
+// The name of a role in a layout (empty when the layout has no such tensor); `layer` only for
+// block roles.
+std::string tensor_name(const LayoutNames& names, TowerKind tower, Role role, int layer = -1) {
+  if (layer < 0) {
+    for (const auto& n : names.towers) {
+      if (n.tower == tower && n.role == role) return n.name;
+    }
+    return {};
+  }
+  for (const auto& n : names.blocks) {
+    if (n.role == role) {
+      return expand(n.pattern, tower == TowerKind::Vision ? names.vision_blocks : names.text_blocks,
+                    layer);
+    }
+  }
+  return {};
+}
+
+bool has_role(const LayoutNames& names, Role role) {
+  return std::any_of(names.blocks.begin(), names.blocks.end(),
+                     [&](const BlockName& n) { return n.role == role; });
+}
+
+struct TensorSpec {
+  std::string name;
+  std::vector<std::int64_t> shape;
+};
+
+// A role's name and expected shape for a configuration: the one place shapes are stated.
+TensorSpec tensor_spec(const ClipConfig& cfg, const LayoutNames& names, TowerKind tower, Role role,
+                       int layer = -1) {
+  const TowerConfig& t = tower == TowerKind::Vision ? cfg.vision : cfg.text;
+  const std::int64_t w = t.width, m = t.mlp, p = cfg.patch, e = cfg.embed_dim;
+  const std::int64_t tokens = tower == TowerKind::Vision ? cfg.vision_tokens() : cfg.context_length;
+  std::vector<std::int64_t> shape;
+  switch (role) {
+    case Role::PatchEmbed:
+      shape = {w, 3, p, p};
+      break;
+    case Role::TokenEmbed:
+      shape = {cfg.vocab_size, w};
+      break;
+    case Role::Position:
+      shape = {tokens, w};
+      break;
+    case Role::Projection:
+      shape = names.projection_transposed ? std::vector<std::int64_t>{w, e}
+                                          : std::vector<std::int64_t>{e, w};
+      break;
+    case Role::QkvWeight:
+      shape = {3 * w, w};
+      break;
+    case Role::QkvBias:
+      shape = {3 * w};
+      break;
+    case Role::QWeight:
+    case Role::KWeight:
+    case Role::VWeight:
+    case Role::OutWeight:
+      shape = {w, w};
+      break;
+    case Role::Fc1Weight:
+      shape = {m, w};
+      break;
+    case Role::Fc1Bias:
+      shape = {m};
+      break;
+    case Role::Fc2Weight:
+      shape = {w, m};
+      break;
+    default:  // norms, biases of width w, the class embedding
+      shape = {w};
+      break;
+  }
+  std::string name = tensor_name(names, tower, role, layer);
+  if (name.empty()) {
+    throw Error(std::string("the ") + to_string(names.layout) +
+                " layout names no tensor for this role");
+  }
+  return {std::move(name), std::move(shape)};
+}
+
+constexpr Role kBlockRoles[] = {
+    Role::Norm1Weight, Role::Norm1Bias, Role::Norm2Weight, Role::Norm2Bias, Role::QkvWeight,
+    Role::QkvBias,     Role::QWeight,   Role::QBias,       Role::KWeight,   Role::KBias,
+    Role::VWeight,     Role::VBias,     Role::OutWeight,   Role::OutBias,   Role::Fc1Weight,
+    Role::Fc1Bias,     Role::Fc2Weight, Role::Fc2Bias};
+
+// Every tensor a tower reads, for the check at load time (the packing itself is deferred).
+void tower_specs(const ClipConfig& cfg, const LayoutNames& names, TowerKind tower,
+                 std::vector<TensorSpec>& out) {
+  for (const auto& n : names.towers) {
+    if (n.tower == tower) out.push_back(tensor_spec(cfg, names, tower, n.role));
+  }
+  const int layers = tower == TowerKind::Vision ? cfg.vision.layers : cfg.text.layers;
+  for (int i = 0; i < layers; ++i) {
+    for (Role role : kBlockRoles) {
+      if (has_role(names, role)) out.push_back(tensor_spec(cfg, names, tower, role, i));
+    }
+  }
 }
 
 std::vector<float> transpose(const std::vector<float>& m, int rows, int cols) {
@@ -106,7 +291,9 @@ class CheckpointSource final : public detail::TensorSource {
  public:
   explicit CheckpointSource(SafeTensors st) : st_(std::move(st)) {}
   std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
-    return st_.to_float(name, shape);
+    std::vector<float> values = st_.to_float(name, shape);
+    st_.release(name);  // the float copy (and soon the packed one) is all that stays resident
+    return values;
   }
   const SafeTensors& tensors() const { return st_; }
 
@@ -154,53 +341,58 @@ struct Tower {
   Linear proj;  // [embed, width], no bias
 };
 
-std::vector<Block> load_blocks(TensorSource& src, CheckpointLayout layout, const std::string& tower,
-                               const TowerConfig& c, bool hf_separate_qkv) {
-  const BlockNames& names = layout == CheckpointLayout::HuggingFace ? kHfBlock : kOpenClipBlock;
-  const std::int64_t w = c.width, m = c.mlp;
+std::vector<float> get(TensorSource& src, const ClipConfig& cfg, const LayoutNames& names,
+                       TowerKind tower, Role role, int layer = -1) {
+  const TensorSpec spec = tensor_spec(cfg, names, tower, role, layer);
+  return src.get(spec.name, spec.shape);
+}
+
+std::vector<Block> load_blocks(TensorSource& src, const ClipConfig& cfg, const LayoutNames& names,
+                               TowerKind tower) {
+  const TowerConfig& c = tower == TowerKind::Vision ? cfg.vision : cfg.text;
+  const int w = c.width, m = c.mlp;
   const PostOp act = c.act == Activation::QuickGelu ? PostOp::QuickGelu : PostOp::Gelu;
+  const bool fused_qkv = has_role(names, Role::QkvWeight);
   std::vector<Block> blocks;
   for (int i = 0; i < c.layers; ++i) {
-    auto n = [&](const char* pattern) { return expand(pattern, tower, i); };
+    auto take = [&](Role role) { return get(src, cfg, names, tower, role, i); };
     Block b;
-    b.ln1_g = src.get(n(names.ln1_w), {w});
-    b.ln1_b = src.get(n(names.ln1_b), {w});
-    b.ln2_g = src.get(n(names.ln2_w), {w});
-    b.ln2_b = src.get(n(names.ln2_b), {w});
+    b.ln1_g = take(Role::Norm1Weight);
+    b.ln1_b = take(Role::Norm1Bias);
+    b.ln2_g = take(Role::Norm2Weight);
+    b.ln2_b = take(Role::Norm2Bias);
     std::vector<float> qkv_w, qkv_b;
-    if (hf_separate_qkv) {
-      for (const char* part : {"q_proj", "k_proj", "v_proj"}) {
-        auto pw = src.get(
-            n(("{T}.encoder.layers.{i}.self_attn." + std::string(part) + ".weight").c_str()),
-            {w, w});
-        auto pb = src.get(
-            n(("{T}.encoder.layers.{i}.self_attn." + std::string(part) + ".bias").c_str()), {w});
+    if (fused_qkv) {
+      qkv_w = take(Role::QkvWeight);
+      qkv_b = take(Role::QkvBias);
+    } else {
+      for (auto [weight, bias] :
+           {std::pair{Role::QWeight, Role::QBias}, std::pair{Role::KWeight, Role::KBias},
+            std::pair{Role::VWeight, Role::VBias}}) {
+        auto pw = take(weight);
+        auto pb = take(bias);
         qkv_w.insert(qkv_w.end(), pw.begin(), pw.end());
         qkv_b.insert(qkv_b.end(), pb.begin(), pb.end());
       }
-    } else {
-      qkv_w = src.get(n("{T}resblocks.{i}.attn.in_proj_weight"), {3 * w, w});
-      qkv_b = src.get(n("{T}resblocks.{i}.attn.in_proj_bias"), {3 * w});
     }
-    b.qkv = Linear(qkv_w, qkv_b, static_cast<int>(3 * w), static_cast<int>(w));
-    b.out = Linear(src.get(n(names.out_w), {w, w}), src.get(n(names.out_b), {w}),
-                   static_cast<int>(w), static_cast<int>(w), PostOp::None, /*accumulate=*/true);
-    b.fc1 = Linear(src.get(n(names.fc1_w), {m, w}), src.get(n(names.fc1_b), {m}),
-                   static_cast<int>(m), static_cast<int>(w), act);
-    b.fc2 = Linear(src.get(n(names.fc2_w), {w, m}), src.get(n(names.fc2_b), {w}),
-                   static_cast<int>(w), static_cast<int>(m), PostOp::None, /*accumulate=*/true);
+    b.qkv = Linear(qkv_w, qkv_b, 3 * w, w);
+    qkv_w = {};
+    b.out = Linear(take(Role::OutWeight), take(Role::OutBias), w, w, PostOp::None,
+                   /*accumulate=*/true);
+    b.fc1 = Linear(take(Role::Fc1Weight), take(Role::Fc1Bias), m, w, act);
+    b.fc2 = Linear(take(Role::Fc2Weight), take(Role::Fc2Bias), w, m, PostOp::None,
+                   /*accumulate=*/true);
     blocks.push_back(std::move(b));
   }
   return blocks;
 }
 
-Linear load_projection(TensorSource& src, const TowerNames& names, int width, int embed) {
-  std::vector<float> p;
-  if (names.proj_transposed) {
-    p = transpose(src.get(names.proj, {width, embed}), width, embed);
-  } else {
-    p = src.get(names.proj, {embed, width});
-  }
+Linear load_projection(TensorSource& src, const ClipConfig& cfg, const LayoutNames& names,
+                       TowerKind tower) {
+  const int width = tower == TowerKind::Vision ? cfg.vision.width : cfg.text.width;
+  const int embed = cfg.embed_dim;
+  std::vector<float> p = get(src, cfg, names, tower, Role::Projection);
+  if (names.projection_transposed) p = transpose(p, width, embed);
   return Linear(p, {}, embed, width);
 }
 
@@ -333,21 +525,58 @@ struct ClipModel::Impl {
   Tower text;
   std::vector<float> token_emb;  // [vocab, width]
 
-  void load(TensorSource& src) {
-    const bool hf = cfg.layout == CheckpointLayout::HuggingFace;
-    const auto& vn = hf ? kHfVision : kOcVision;
-    const auto& tn = hf ? kHfText : kOcText;
-    const std::int64_t vw = cfg.vision.width, tw = cfg.text.width, p = cfg.patch;
+  // Checkpoint weights are packed lazily, one tower at a time, on the tower's first use: a run
+  // whose embeddings all come from the cache never reads or packs them. `pending` holds the
+  // opened (mapped, not read) checkpoint until both towers are built.
+  std::unique_ptr<TensorSource> pending;
+  std::mutex build_mutex;
+  std::atomic<bool> image_built{false}, text_built{false};
+
+  // Reads logit_scale and checks every tensor the ViT and text towers need (names from the
+  // layout's table, shapes from the config) against the checkpoint's header, without reading
+  // the weights. The ResNet image tower is checked when it is built.
+  void open_checkpoint(std::unique_ptr<CheckpointSource> src) {
     vision.cfg = cfg.vision;
     text.cfg = cfg.text;
-    if (cfg.vision_arch == VisionArch::ResNet) {
-      image_encoder = std::make_unique<detail::ResNetTower>(src, cfg);
-    } else {
-      load_vit(src, hf, vn, vw, p);
-      image_encoder = std::make_unique<VitEncoder>(*this);
-    }
-    load_text(src, hf, tn, tw);
-    text_encoder = std::make_unique<TransformerTextEncoder>(*this);
+    const LayoutNames& names = layout_names(cfg.layout);
+    std::vector<TensorSpec> specs;
+    if (cfg.vision_arch == VisionArch::Vit) tower_specs(cfg, names, TowerKind::Vision, specs);
+    tower_specs(cfg, names, TowerKind::Text, specs);
+    for (const auto& spec : specs)
+      src->tensors().get(spec.name, spec.shape);
+    read_logit_scale(*src);
+    pending = std::move(src);
+  }
+
+  // Builds everything now (random weights).
+  void build_all(TensorSource& src) {
+    vision.cfg = cfg.vision;
+    text.cfg = cfg.text;
+    build_image(src);
+    build_text(src);
+    read_logit_scale(src);
+    image_built = text_built = true;
+  }
+
+  void ensure_image() {
+    if (image_built.load(std::memory_order_acquire)) return;
+    std::lock_guard<std::mutex> lock(build_mutex);
+    if (image_built.load(std::memory_order_relaxed)) return;
+    build_image(*pending);
+    image_built.store(true, std::memory_order_release);
+    if (text_built) pending.reset();  // unmaps the checkpoint
+  }
+
+  void ensure_text() {
+    if (text_built.load(std::memory_order_acquire)) return;
+    std::lock_guard<std::mutex> lock(build_mutex);
+    if (text_built.load(std::memory_order_relaxed)) return;
+    build_text(*pending);
+    text_built.store(true, std::memory_order_release);
+    if (image_built) pending.reset();
+  }
+
+  void read_logit_scale(TensorSource& src) {
     // logit_scale is stored as a scalar [] or [1].
     std::vector<float> ls;
     try {
@@ -359,32 +588,43 @@ struct ClipModel::Impl {
     logit_scale = ls[0];
   }
 
-  void load_vit(TensorSource& src, bool hf, const TowerNames& vn, std::int64_t vw, std::int64_t p) {
-    const std::int64_t vt = cfg.vision_tokens();
-    patch = Linear(
-        src.get(hf ? "vision_model.embeddings.patch_embedding.weight" : "visual.conv1.weight",
-                {vw, 3, p, p}),
-        {}, static_cast<int>(vw), static_cast<int>(3 * p * p));
-    class_emb =
-        src.get(hf ? "vision_model.embeddings.class_embedding" : "visual.class_embedding", {vw});
-    vision.pos = src.get(vn.pos, {vt, vw});
-    ln_pre_g = src.get(hf ? "vision_model.pre_layrnorm.weight" : "visual.ln_pre.weight", {vw});
-    ln_pre_b = src.get(hf ? "vision_model.pre_layrnorm.bias" : "visual.ln_pre.bias", {vw});
-    vision.blocks = load_blocks(src, cfg.layout, vn.prefix, cfg.vision, hf);
-    vision.ln_final_g = src.get(vn.ln_final_w, {vw});
-    vision.ln_final_b = src.get(vn.ln_final_b, {vw});
-    vision.proj = load_projection(src, vn, cfg.vision.width, cfg.embed_dim);
+  void build_image(TensorSource& src) {
+    if (cfg.vision_arch == VisionArch::ResNet) {
+      image_encoder = std::make_unique<detail::ResNetTower>(src, cfg);
+    } else {
+      load_vit(src);
+      image_encoder = std::make_unique<VitEncoder>(*this);
+    }
   }
 
-  void load_text(TensorSource& src, bool hf, const TowerNames& tn, std::int64_t tw) {
-    token_emb =
-        src.get(hf ? "text_model.embeddings.token_embedding.weight" : "token_embedding.weight",
-                {cfg.vocab_size, tw});
-    text.pos = src.get(tn.pos, {cfg.context_length, tw});
-    text.blocks = load_blocks(src, cfg.layout, tn.prefix, cfg.text, hf);
-    text.ln_final_g = src.get(tn.ln_final_w, {tw});
-    text.ln_final_b = src.get(tn.ln_final_b, {tw});
-    text.proj = load_projection(src, tn, cfg.text.width, cfg.embed_dim);
+  void build_text(TensorSource& src) {
+    load_text(src);
+    text_encoder = std::make_unique<TransformerTextEncoder>(*this);
+  }
+
+  void load_vit(TensorSource& src) {
+    const LayoutNames& names = layout_names(cfg.layout);
+    auto take = [&](Role role) { return get(src, cfg, names, TowerKind::Vision, role); };
+    patch = Linear(take(Role::PatchEmbed), {}, cfg.vision.width, 3 * cfg.patch * cfg.patch);
+    class_emb = take(Role::ClassEmbed);
+    vision.pos = take(Role::Position);
+    ln_pre_g = take(Role::PreNormWeight);
+    ln_pre_b = take(Role::PreNormBias);
+    vision.blocks = load_blocks(src, cfg, names, TowerKind::Vision);
+    vision.ln_final_g = take(Role::FinalNormWeight);
+    vision.ln_final_b = take(Role::FinalNormBias);
+    vision.proj = load_projection(src, cfg, names, TowerKind::Vision);
+  }
+
+  void load_text(TensorSource& src) {
+    const LayoutNames& names = layout_names(cfg.layout);
+    auto take = [&](Role role) { return get(src, cfg, names, TowerKind::Text, role); };
+    token_emb = take(Role::TokenEmbed);
+    text.pos = take(Role::Position);
+    text.blocks = load_blocks(src, cfg, names, TowerKind::Text);
+    text.ln_final_g = take(Role::FinalNormWeight);
+    text.ln_final_b = take(Role::FinalNormBias);
+    text.proj = load_projection(src, cfg, names, TowerKind::Text);
   }
 
   // Final norm + projection of selected rows: rows[i] of x -> out[i].
@@ -437,18 +677,29 @@ float ClipModel::logit_scale_exp() const {
   return std::exp(impl_->logit_scale);
 }
 
+bool ClipModel::image_tower_built() const {
+  return impl_->image_built.load();
+}
+bool ClipModel::text_tower_built() const {
+  return impl_->text_built.load();
+}
+
 ClipModel ClipModel::load(const fs::path& dir) {
+  return load(dir, fs::path{});
+}
+
+ClipModel ClipModel::load(const fs::path& dir, const fs::path& hash_index_dir) {
   ClipModel model;
   if (fs::is_regular_file(dir)) {
     // OpenAI's TorchScript archive (RN50.pt, ViT-B-32.pt) or a torch.save state dict in
     // openai/CLIP's names: the architecture comes from the tensors' shapes.
-    CheckpointSource src(SafeTensors::open_torch(dir));
+    auto src = std::make_unique<CheckpointSource>(SafeTensors::open_torch(dir));
     std::map<std::string, std::vector<std::int64_t>> shapes;
-    for (const auto& [name, t] : src.tensors().tensors())
+    for (const auto& [name, t] : src->tensors().tensors())
       shapes.emplace(name, t.shape);
     model.impl_->cfg = infer_openai_config(shapes, dir.string());
-    model.impl_->weights_id = src.tensors().content_hash();
-    model.impl_->load(src);
+    model.impl_->weights_id = src->tensors().content_hash(hash_index_dir);
+    model.impl_->open_checkpoint(std::move(src));
     return model;
   }
   model.impl_->cfg = load_clip_config(dir);
@@ -466,10 +717,10 @@ ClipModel ClipModel::load(const fs::path& dir) {
     throw IoError((dir / candidates.front().filename()).string() + ": not found",
                   "a CLIP checkpoint folder holds its weights as safetensors or a PyTorch .bin");
   }
-  CheckpointSource src(found->extension() == ".bin" ? SafeTensors::open_torch(*found)
-                                                    : SafeTensors::open(*found));
-  model.impl_->weights_id = src.tensors().content_hash();
-  model.impl_->load(src);
+  auto src = std::make_unique<CheckpointSource>(
+      found->extension() == ".bin" ? SafeTensors::open_torch(*found) : SafeTensors::open(*found));
+  model.impl_->weights_id = src->tensors().content_hash(hash_index_dir);
+  model.impl_->open_checkpoint(std::move(src));
   return model;
 }
 
@@ -479,16 +730,18 @@ ClipModel ClipModel::random(const ClipConfig& config, std::uint64_t seed) {
   model.impl_->cfg.layout = CheckpointLayout::HuggingFace;
   model.impl_->weights_id = "random:" + std::to_string(seed);
   RandomSource src(seed);
-  model.impl_->load(src);
+  model.impl_->build_all(src);
   return model;
 }
 
 TowerOutput ClipModel::encode_images(const float* pixels, int count, const EncodeOptions& o) const {
+  impl_->ensure_image();
   return impl_->image_encoder->encode(pixels, count, o);
 }
 
 TowerOutput ClipModel::encode_texts(const std::vector<std::vector<int>>& ids,
                                     const EncodeOptions& o) const {
+  impl_->ensure_text();
   return impl_->text_encoder->encode(ids, o);
 }
 

@@ -31,8 +31,12 @@ EmbeddingCache::EmbeddingCache(fs::path root, std::string weights_id)
 
 std::string EmbeddingCache::image_key(const std::string& image_bytes,
                                       const std::string& preprocess_json) const {
-  return sha256_hex("image\n" + weights_id_ + "\n" + preprocess_json + "\n" +
-                    sha256_hex(image_bytes));
+  return image_key_from_digest(sha256_hex(image_bytes), preprocess_json);
+}
+
+std::string EmbeddingCache::image_key_from_digest(const std::string& image_sha256,
+                                                  const std::string& preprocess_json) const {
+  return sha256_hex("image\n" + weights_id_ + "\n" + preprocess_json + "\n" + image_sha256);
 }
 
 std::string EmbeddingCache::text_key(const std::string& caption) const {

@@ -14,8 +14,10 @@
 #include <thread>
 
 #include "winokit/core/error.hpp"
+#include "winokit/core/hash.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/image_decode.hpp"
+#include "winokit/io/safetensors.hpp"
 #include "winokit/model/compute.hpp"
 #include "winokit/model/preprocess.hpp"
 
@@ -23,9 +25,23 @@ namespace winokit {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// The SHA-256s of weight and image files, remembered in the cache folder (remembered_sha256_file).
+constexpr const char* kFileHashIndex = "file-hashes";
+
+fs::path cache_root(const ClipRunOptions& options) {
+  return options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
+}
+
+}  // namespace
+
 ClipRuntime ClipRuntime::load(const fs::path& dir, ClipRunOptions options) {
   ClipRuntime rt;
-  rt.model = std::make_shared<ClipModel>(ClipModel::load(dir));
+  // The weights' hash (the cache key) is remembered in the cache folder, so that a run whose
+  // embeddings are all cached reads neither the weights nor their hash.
+  rt.model = std::make_shared<ClipModel>(
+      ClipModel::load(dir, options.use_cache ? cache_root(options) / kFileHashIndex : fs::path{}));
   fs::path tok = options.tokenizer.value_or(dir);
   if (!options.tokenizer && fs::is_regular_file(dir)) {
     // OpenAI's .pt files hold no tokenizer: openai/CLIP ships it as a separate file.
@@ -89,14 +105,16 @@ nlohmann::json ClipRuntime::describe() const {
 
 ImageRequest image_file_request(const std::string& path, std::string name) {
   if (name.empty()) name = path;
-  return {name, [path, name] {
+  return {name,
+          [path, name] {
             ImageBytes b;
             b.name = name;
             b.source = path;
             b.bytes = read_file(path);
             b.format = sniff_image_format(b.bytes);
             return b;
-          }};
+          },
+          [path]() -> std::optional<fs::path> { return fs::path(path); }};
 }
 
 double clip_score(const float* text, const float* image, int dim, double logit_scale_exp) {
@@ -189,8 +207,15 @@ void merge_all_batches(TowerOutput& full, const std::vector<std::size_t>& batch_
 }
 
 EmbeddingCache make_cache(const ClipRuntime& rt) {
-  return EmbeddingCache(rt.options.cache_dir.empty() ? default_cache_dir() : rt.options.cache_dir,
-                        rt.model->weights_id());
+  return EmbeddingCache(cache_root(rt.options), rt.model->weights_id());
+}
+
+// The image's SHA-256: remembered for plain files, else from its bytes.
+std::string image_digest(const ImageRequest& request, const fs::path& index_dir) {
+  if (request.file) {
+    if (auto file = request.file()) return remembered_sha256_file(*file, index_dir);
+  }
+  return sha256_hex(request.read().bytes);
 }
 
 }  // namespace
@@ -206,13 +231,14 @@ std::vector<float> embed_images(const ClipRuntime& rt, const std::vector<ImageRe
   const bool cacheable = rt.options.use_cache && !encode.hidden_states && !encode.token_states &&
                          !encode.pooled_states;
   EmbeddingCache cache = make_cache(rt);
+  const fs::path hash_index = cache_root(rt.options) / kFileHashIndex;
   std::vector<float> out(requests.size() * static_cast<std::size_t>(dim));
   std::vector<std::size_t> misses;
   std::vector<std::string> keys(requests.size());
   for (std::size_t i = 0; i < requests.size(); ++i) {
     if (cacheable) {
       // Only the key is kept: the bytes are read again when decoded, so memory stays flat.
-      keys[i] = cache.image_key(requests[i].read().bytes, pp_json);
+      keys[i] = cache.image_key_from_digest(image_digest(requests[i], hash_index), pp_json);
       if (auto hit = cache.get(keys[i], static_cast<std::size_t>(dim))) {
         std::copy(hit->begin(), hit->end(), out.begin() + static_cast<std::ptrdiff_t>(i * dim));
         continue;

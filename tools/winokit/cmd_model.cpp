@@ -54,7 +54,8 @@ int run_embed(const EmbedFlags& f) {
         const std::string name = ex.images[static_cast<std::size_t>(k)];
         if (std::find(image_ids.begin(), image_ids.end(), name) == image_ids.end()) {
           image_ids.push_back(name);
-          requests.push_back({name, [s = store.get(), name] { return s->read(name); }});
+          requests.push_back({name, [s = store.get(), name] { return s->read(name); },
+                              [s = store.get(), name] { return s->file_of(name); }});
         }
         captions.push_back(ex.captions[static_cast<std::size_t>(k)]);
         text_ids.push_back(caption_text_id(ex, static_cast<std::size_t>(k)));

@@ -1,4 +1,6 @@
 // winokit: Winograd-style vision-language benchmarks from the command line.
+#include <malloc.h>
+
 #include <CLI/CLI.hpp>
 #include <iostream>
 
@@ -6,7 +8,14 @@
 #include "common.hpp"
 #include "winokit/version.hpp"
 
+// Buffers of 1 MiB and more (weights while they are packed, per-batch activations) are mapped
+// and unmapped, never kept in the heap: glibc's default raises this threshold at run time, and
+// the freed holes between long-lived packed weights were then never given back (70 MB of the
+// peak of `eval --model` with ViT-B/32; bench/run_memory_bench.sh).
+constexpr int kMmapThresholdBytes = 1 << 20;
+
 int main(int argc, char** argv) {
+  mallopt(M_MMAP_THRESHOLD, kMmapThresholdBytes);
   CLI::App app{"winokit: Winoground and WinoGAViL evaluation toolkit"};
   app.set_version_flag("--version", std::string("winokit ") + winokit::kVersion);
   app.require_subcommand(1);

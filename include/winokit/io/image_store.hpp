@@ -53,6 +53,9 @@ class ImageStore {
   // Thread-safe. Throws IoError naming the image, where it looked, and a hint; InputError for a
   // name that normalize_image_name refuses (nothing outside the image folder is ever read).
   ImageBytes read(const std::string& name) const;
+  // The file read() would read for `name` when the images are a folder; nullopt for a zip, or
+  // when read() would fail (it then reports why). Lets a cache key come from a remembered hash.
+  std::optional<std::filesystem::path> file_of(const std::string& name) const;
   // Human-readable description of where images come from.
   std::string describe() const;
 

@@ -64,8 +64,16 @@ class SafeTensors {
   const std::vector<std::string>& files() const { return files_; }
   // The string pairs of the header's "__metadata__" (all shards merged).
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
-  // SHA-256 over the files' bytes in name order: identifies the weights for caches.
-  std::string content_hash() const;
+  // SHA-256 over the files' bytes in name order: identifies the weights for caches. The files
+  // are streamed through read(), not the mapping, so hashing leaves no pages resident. With
+  // `index_dir`, each file's digest is remembered there (remembered_sha256_file) and not
+  // recomputed while the file is unchanged.
+  std::string content_hash(const std::filesystem::path& index_dir = {}) const;
+  // Gives back the resident pages of the tensor's bytes in the mapping (madvise MADV_DONTNEED on
+  // the read-only private mapping; the data is read again from the file if it is used again).
+  // Called once a tensor has been converted or packed, so the mapped file and the packed copies
+  // are not both resident. No effect on tensors read from a PyTorch zip.
+  void release(const std::string& name) const;
 
  private:
   SafeTensors();
@@ -76,6 +84,18 @@ class SafeTensors {
   std::vector<std::string> files_;
   std::map<std::string, std::string> metadata_;
 };
+
+// SHA-256 of a file, streamed (nothing stays resident).
+std::string stream_sha256_file(const std::filesystem::path& path);
+
+// SHA-256 of a file, remembered in `index_dir` (one small JSON file per path) against the file's
+// path, size, modification and change times (ns), inode and device: while all of them match,
+// the remembered digest is returned without reading the file; on any mismatch, or a missing or
+// unreadable entry, the file is hashed again and the entry rewritten (best effort: an index
+// folder that cannot be written only costs the re-hash next time). Empty `index_dir`: always
+// hashed.
+std::string remembered_sha256_file(const std::filesystem::path& path,
+                                   const std::filesystem::path& index_dir);
 
 // float16 / bfloat16 bit patterns to float32 (exact).
 float half_to_float(std::uint16_t h);

@@ -56,7 +56,13 @@ struct EncodeOptions {
 class ClipModel {
  public:
   // Loads config, weights and checks every tensor's presence and shape.
+  // The weights are packed on first use, one tower at a time (a run whose embeddings are all
+  // cached never reads them); config, weights_id and logit_scale are read here.
   static ClipModel load(const std::filesystem::path& dir);
+  // As load(dir), remembering the weight files' SHA-256 in `hash_index_dir` (against size,
+  // times and inode) so that an unchanged checkpoint is not hashed again (empty: no index).
+  static ClipModel load(const std::filesystem::path& dir,
+                        const std::filesystem::path& hash_index_dir);
   // A model with seeded random weights (normal, scaled like the reference initialisation).
   static ClipModel random(const ClipConfig& config, std::uint64_t seed);
   ClipModel(ClipModel&&) noexcept;
@@ -67,6 +73,10 @@ class ClipModel {
   // SHA-256 of the weight files (or "random:<seed>"): the cache key of the model.
   const std::string& weights_id() const;
   float logit_scale_exp() const;
+  // Whether the image / text tower's weights are packed yet (on first use; at once for random
+  // weights).
+  bool image_tower_built() const;
+  bool text_tower_built() const;
 
   // pixels: [count, 3, image_size, image_size], normalised.
   TowerOutput encode_images(const float* pixels, int count, const EncodeOptions& o = {}) const;

@@ -25,6 +25,9 @@ class EmbeddingCache {
  public:
   EmbeddingCache(std::filesystem::path root, std::string weights_id);
   std::string image_key(const std::string& image_bytes, const std::string& preprocess_json) const;
+  // The same key from the image bytes' SHA-256 (64 hex digits).
+  std::string image_key_from_digest(const std::string& image_sha256,
+                                    const std::string& preprocess_json) const;
   std::string text_key(const std::string& caption) const;
   // nullopt when absent, of another size, or corrupt.
   std::optional<std::vector<float>> get(const std::string& key, std::size_t dim) const;

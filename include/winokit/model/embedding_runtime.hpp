@@ -59,9 +59,13 @@ struct ClipRuntime {
 struct ImageRequest {
   std::string name;
   std::function<ImageBytes()> read;
+  // Optional: the plain file read() reads (none for a zip member). With it, the image's cache
+  // key comes from the file's SHA-256 remembered in the cache folder (remembered_sha256_file),
+  // and a fully cached run does not read the image at all.
+  std::function<std::optional<std::filesystem::path>()> file;
 };
 
-// A request that reads an image file (named `name`, or its path when empty).
+// A request that reads an image file (named `name`, or its path when empty), with `file` set.
 ImageRequest image_file_request(const std::string& path, std::string name = {});
 
 struct EmbedStats {
