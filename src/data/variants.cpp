@@ -381,7 +381,7 @@ std::vector<CaptionVariant> generate_variants(const WinogroundDataset& ds, Varia
       for (int c = 0; c < 2; ++c) {
         const std::string text = substitute(ex.captions[static_cast<std::size_t>(c)], word, with);
         if (text == ex.captions[static_cast<std::size_t>(c)]) continue;
-        out.push_back({e, c, to_string(method), text});
+        out.push_back({e, c, to_string(method), text, {}});
         any = true;
       }
       made += any;

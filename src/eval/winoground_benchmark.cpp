@@ -76,7 +76,8 @@ class WinogroundBenchmark final : public Benchmark {
       item.texts = {ex.captions[0], ex.captions[1]};
       for (const auto& image : ex.images) {
         const ImageStore* s = store.get();
-        item.images.push_back({image, [s, image] { return s->read(image); }});
+        item.images.push_back({image, [s, image] { return s->read(image); },
+                               [s, image] { return s->file_of(image); }});
       }
       data.items.push_back(std::move(item));
     }

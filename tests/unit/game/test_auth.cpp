@@ -15,7 +15,9 @@ TEST(Game, NamesAreUniqueRegardlessOfCaseAndNeedALetterOrDigit) {
   game->register_user("alice", "password1");
   for (const char* variant : {"ALICE", "Alice", "aLiCe"})
     EXPECT_EQ(error_status([&] { game->register_user(variant, "password1"); }), 409) << variant;
-  for (const char* bad : {"...", "---", "___", "._-", "al ice", "al\xc3\xa9ce"})
+  for (const char* bad : {"...", "---", "___", "._-", "al ice",
+                          "al\xc3\xa9"
+                          "ce"})
     EXPECT_EQ(error_status([&] { game->register_user(bad, "password1"); }), 400) << bad;
   game->register_user("_a_", "password1");
   game->register_user("..7", "password1");
