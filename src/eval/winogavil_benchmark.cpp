@@ -76,7 +76,7 @@ class WinogavilBenchmark final : public Benchmark {
     }
     summary.metrics.push_back(std::move(jaccard));
     for (const auto& b : r.breakdowns) {
-      ReportSection section{b.title, b.note, {"Group", "N", "Jaccard", "Random"}, {}};
+      ReportSection section{b.title, b.note, {"Subset", "N", "Jaccard", "Random"}, {}};
       for (const auto& g : b.groups) {
         section.rows.push_back(
             {g.name, std::to_string(g.n), percent_text(g.mean), percent_text(g.chance)});

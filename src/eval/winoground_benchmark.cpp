@@ -24,12 +24,13 @@ std::string percent_text(double proportion) {
   return b;
 }
 
-BenchmarkMetric metric(const std::string& name, const GroupStats& g, std::size_t m) {
+BenchmarkMetric metric(const std::string& name, const GroupStats& g, std::size_t m,
+                       const EvalOptions& options) {
   BenchmarkMetric out{name + " score", g.metrics[m].value * 100, g.n, {}, {}, {}};
   if (g.metrics[m].fold_t && g.metrics[m].fold_t->ci.valid()) {
     out.low = g.metrics[m].fold_t->ci.low * 100;
     out.high = g.metrics[m].fold_t->ci.high * 100;
-    out.method = "Student's t over folds in id order";
+    out.method = fold_method_text(options);
   }
   return out;
 }
@@ -122,9 +123,9 @@ class WinogroundBenchmark final : public Benchmark {
     const EvalResult r = winokit::evaluate(dataset, pairs, {}, options);
     BenchmarkSummary summary;
     for (std::size_t m = 0; m < kMetricCount; ++m)
-      summary.metrics.push_back(metric(kMetricNames[m], r.overall, m));
+      summary.metrics.push_back(metric(kMetricNames[m], r.overall, m, options));
     for (const auto& b : r.breakdowns) {
-      ReportSection section{b.title, b.note, {"Group", "N", "Text", "Image", "Group score"}, {}};
+      ReportSection section{b.title, b.note, {"Subset", "N", "Text", "Image", "Group"}, {}};
       for (const auto& g : b.groups) {
         section.rows.push_back({g.name, std::to_string(g.n), percent_text(g.metrics[kText].value),
                                 percent_text(g.metrics[kImage].value),
