@@ -81,7 +81,7 @@ std::vector<CaptionVariant> load_variants(const std::string& file, const Winogro
     json j;
     try {
       j = json::parse(lines[n]);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, or out_of_range (1e400)
       throw InputError(where, std::string("malformed JSON: ") + e.what());
     }
     if (!j.is_object()) throw InputError(where, "expected a JSON object");

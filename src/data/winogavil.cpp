@@ -25,7 +25,9 @@ std::optional<std::vector<std::string>> parse_name_list(std::string_view cell) {
       out.push_back(v.get<std::string>());
     }
     return out;
-  } catch (const json::parse_error&) {
+  } catch (const json::exception&) {
+    // Not JSON (parse_error), or a number beyond a double (out_of_range.406, found by
+    // fuzz_winogavil): try the Python literal.
   }
   // Python literal: ['a', "b's"] with backslash escapes.
   if (cell.front() != '[' || cell.back() != ']') return std::nullopt;
@@ -76,7 +78,7 @@ void parse_types(AssociationInstance& inst, const std::string& cell, const Locat
   json j;
   try {
     j = json::parse(cell);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range (1e400)
     throw InputError(where, std::string("malformed JSON object: ") + e.what());
   }
   if (!j.is_object()) throw InputError(where, "expected a JSON object candidate -> type");

@@ -151,7 +151,7 @@ SafeTensors SafeTensors::open(const fs::path& path) {
     json index;
     try {
       index = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, or out_of_range (1e400)
       throw InputError({path.string(), 0, ""}, std::string("malformed JSON: ") + e.what());
     }
     auto map = index.find("weight_map");

@@ -219,7 +219,7 @@ Gpt2Config load_gpt2_config(const fs::path& dir) {
   json cfg;
   try {
     cfg = json::parse(read_file(file));
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range (1e400)
     throw InputError({file.string(), 0, ""}, std::string("malformed JSON: ") + e.what());
   }
   if (!cfg.is_object()) throw InputError({file.string(), 0, ""}, "expected a JSON object");

@@ -308,7 +308,7 @@ std::unordered_map<std::string, int> read_vocab_json(const fs::path& vocab_json)
   nlohmann::json vocab;
   try {
     vocab = nlohmann::json::parse(read_file(vocab_json));
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range (1e400)
     throw InputError({vocab_json.string(), 0, ""}, std::string("malformed JSON: ") + e.what());
   }
   if (!vocab.is_object()) throw InputError({vocab_json.string(), 0, ""}, "expected a JSON object");

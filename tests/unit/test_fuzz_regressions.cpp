@@ -5,6 +5,7 @@
 
 #include "test_util.hpp"
 #include "winokit/core/error.hpp"
+#include "winokit/data/winogavil.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/safetensors.hpp"
@@ -112,6 +113,15 @@ TEST(FuzzRegressions, ATableOfNoBreakSpacesHasNoHeader) {
   const auto file = kSource / "tests/fuzz/regressions/table/only-no-break-spaces.txt";
   EXPECT_THROW(read_table(read_file(file), file.string()), InputError);
   EXPECT_THROW(read_table("\xC2\xA0\n\xC2\xA0\n", "t.txt"), InputError);
+}
+
+// fuzz_winogavil: a name list holding a number beyond a double (7E777...) escaped as nlohmann's
+// out_of_range ("internal error", exit 1) instead of a bad cell.
+TEST(FuzzRegressions, ANameListWithAHugeNumberIsNotAList) {
+  EXPECT_FALSE(parse_name_list("[\"sea\", 7E7777]").has_value());
+  const auto file =
+      kSource / "tests/fuzz/regressions/winogavil/name-list-number-beyond-a-double.csv";
+  EXPECT_THROW(parse_winogavil(read_file(file), file.string()), InputError);
 }
 
 }  // namespace
