@@ -18,7 +18,6 @@ namespace fs = std::filesystem;
 using detail::layer_norm;
 using detail::Linear;
 using detail::PostOp;
-using detail::softmax_inplace;
 
 const char* to_string(FlavaHead head) {
   return head == FlavaHead::Itm ? "itm" : "contrastive";
@@ -269,61 +268,6 @@ struct Layer {
   Linear qkv, out, fc1, fc2;
 };
 
-// Full (non-causal) attention over sequences of their own lengths laid out one after another:
-// qkv [rows, 3W], out [rows, W]. Each (sequence, head) is one task in a fixed order, so results
-// do not depend on the thread count or the batch.
-void attention(const float* qkv, const std::vector<std::size_t>& offsets,
-               const std::vector<std::size_t>& lengths, int width, int heads, float* out) {
-  const int d = width / heads;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  const std::size_t stride = 3 * static_cast<std::size_t>(width);
-  const int seqs = static_cast<int>(offsets.size());
-  std::size_t longest = 0;
-  for (auto l : lengths)
-    longest = std::max(longest, l);
-#pragma omp parallel
-  {
-    std::vector<float> kt(static_cast<std::size_t>(d) * longest), scores(longest),
-        acc(static_cast<std::size_t>(d));
-#pragma omp for collapse(2) schedule(dynamic)
-    for (int s = 0; s < seqs; ++s) {
-      for (int h = 0; h < heads; ++h) {
-        const std::size_t n = lengths[static_cast<std::size_t>(s)];
-        const float* base = qkv + offsets[static_cast<std::size_t>(s)] * stride;
-        for (std::size_t j = 0; j < n; ++j) {
-          const float* kj = base + j * stride + width + static_cast<std::size_t>(h) * d;
-          for (int k = 0; k < d; ++k)
-            kt[static_cast<std::size_t>(k) * n + j] = kj[k];
-        }
-        for (std::size_t i = 0; i < n; ++i) {
-          const float* qi = base + i * stride + static_cast<std::size_t>(h) * d;
-          std::fill(scores.begin(), scores.begin() + static_cast<std::ptrdiff_t>(n), 0.0f);
-          for (int k = 0; k < d; ++k) {
-            const float qk = qi[k];
-            const float* row = &kt[static_cast<std::size_t>(k) * n];
-            for (std::size_t j = 0; j < n; ++j)
-              scores[j] += qk * row[j];
-          }
-          for (std::size_t j = 0; j < n; ++j)
-            scores[j] *= scale;
-          softmax_inplace(scores.data(), n);
-          std::fill(acc.begin(), acc.end(), 0.0f);
-          for (std::size_t j = 0; j < n; ++j) {
-            const float p = scores[j];
-            const float* vj = base + j * stride + 2 * static_cast<std::size_t>(width) +
-                              static_cast<std::size_t>(h) * d;
-            for (int k = 0; k < d; ++k)
-              acc[static_cast<std::size_t>(k)] += p * vj[k];
-          }
-          std::copy(acc.begin(), acc.end(),
-                    out + (offsets[static_cast<std::size_t>(s)] + i) * width +
-                        static_cast<std::size_t>(h) * d);
-        }
-      }
-    }
-  }
-}
-
 // Every GEMM runs on a multiple of this many rows (zero rows added; rows are independent), so
 // oneDNN compiles few kernels whatever the batch.
 constexpr std::size_t kRowQuantum = 256;
@@ -399,7 +343,7 @@ struct Tower {
     for (const Layer& L : layers) {
       layer_norm(x.data(), rows, H, L.ln1_g, L.ln1_b, cfg.eps, normed.data());
       L.qkv.forward(normed.data(), R, qkv.data());
-      attention(qkv.data(), offsets, lengths, H, cfg.heads, ctx.data());
+      detail::ragged_attention(qkv.data(), offsets, lengths, H, cfg.heads, ctx.data());
       L.out.forward(ctx.data(), R, x.data());
       layer_norm(x.data(), rows, H, L.ln2_g, L.ln2_b, cfg.eps, normed.data());
       L.fc1.forward(normed.data(), R, mid.data());

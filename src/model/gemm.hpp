@@ -61,6 +61,12 @@ void reference_linear(const float* x, int m, const std::vector<float>& weight,
 void layer_norm(const float* x, std::size_t rows, int width, const std::vector<float>& g,
                 const std::vector<float>& b, double eps, float* y);
 
+// Full (non-causal) attention over sequences of their own lengths laid out one after another
+// (ViLT, FLAVA): qkv [rows, 3W], out [rows, W]. Each (sequence, head) is one task in a fixed
+// order, so results do not depend on the thread count or the batch.
+void ragged_attention(const float* qkv, const std::vector<std::size_t>& offsets,
+                      const std::vector<std::size_t>& lengths, int width, int heads, float* out);
+
 }  // namespace winokit::detail
 
 namespace winokit::detail {
