@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <dnnl.hpp>
 #include <limits>
 #include <map>
 #include <memory>
@@ -39,10 +38,11 @@ void append(std::vector<float>& out, const float* p, int n) {
   out.insert(out.end(), p, p + n);
 }
 
-// Row-major C = op(A) op(B) (+ C when `accumulate`), on oneDNN's sgemm.
+// Row-major C = op(A) op(B) (+ C when `accumulate`), on winokit's kernels (compute.hpp): the
+// same bits on every CPU.
 void gemm(char ta, char tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
           float* c, int ldc, bool accumulate = false) {
-  dnnl::sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, c, ldc);
+  sgemm(ta == 'T', tb == 'T', m, n, k, a, lda, b, ldb, c, ldc, accumulate);
 }
 
 }  // namespace

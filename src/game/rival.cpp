@@ -13,7 +13,6 @@ namespace {
 
 class ClipRival final : public Rival {
  public:
-  static constexpr int kPromptRows = 8;  // "A/An <cue>" is a handful of tokens
   ClipRival(const ClipRuntime& rt, const std::map<std::string, std::filesystem::path>& pool,
             bool random_weights)
       : rt_(rt), random_(random_weights) {
@@ -32,12 +31,11 @@ class ClipRival final : public Rival {
   }
   std::vector<std::string> pick(const std::string& cue, const std::vector<std::string>& candidates,
                                 int k) override {
-    // One short prompt straight through the text tower, on a small fixed GEMM row budget (one
-    // compiled kernel; rows are independent, so the embedding equals the batched path's).
+    // One short prompt straight through the text tower (a row's bits do not depend on its
+    // batch, so the embedding equals the batched path's).
     const std::vector<int> ids =
         rt_.tokenizer->encode(cue_prompt(cue, "{A} {cue}"), rt_.model->config().context_length);
-    EncodeOptions enc;
-    enc.gemm_rows = std::max<int>(kPromptRows, static_cast<int>(ids.size()));
+    const EncodeOptions enc;
     std::vector<float> text;
     {
       std::lock_guard<std::mutex> lock(mutex_);  // one forward pass at a time

@@ -16,6 +16,7 @@
 #include "winokit/core/rng.hpp"
 #include "winokit/io/safetensors.hpp"
 #include "winokit/model/clip_model.hpp"
+#include "winokit/model/compute.hpp"
 
 namespace winokit {
 
@@ -399,64 +400,11 @@ Linear load_projection(TensorSource& src, const ClipConfig& cfg, const LayoutNam
 
 // ---- row operations ----
 
-// Multi-head attention over `seqs` sequences of `len` tokens; qkv: [seqs * len, 3 * width],
-// out: [seqs * len, width]. Causal: token i sees tokens 0..i. Each (sequence, head) is computed
-// by one thread in a fixed order, and a query's result involves only the keys it sees, so
-// results do not depend on the thread count, the batch, or the padded length. Used for the text
-// tower (short, causal, length set by the batch); the vision tower uses batched GEMMs.
 // Packing a tower frees its conversion buffers between the long-lived packed weights; glibc keeps
 // such holes resident. malloc_trim gives their pages back (70 MB with ViT-B/32; measured with
 // bench/run_memory_bench.sh), without changing how later allocations are served.
 void give_back_freed_heap() {
   malloc_trim(0);
-}
-
-void attention(const float* qkv, int seqs, int len, int width, int heads, bool causal, float* out) {
-  const int d = width / heads;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  const std::size_t stride = 3 * static_cast<std::size_t>(width);
-  const std::size_t n = static_cast<std::size_t>(len);
-#pragma omp parallel
-  {
-    // kt: the head's keys transposed to [d, len], so that the scores of one query vectorise
-    // across keys.
-    std::vector<float> kt(static_cast<std::size_t>(d) * n), scores(n),
-        acc(static_cast<std::size_t>(d));
-#pragma omp for collapse(2) schedule(static)
-    for (int s = 0; s < seqs; ++s) {
-      for (int h = 0; h < heads; ++h) {
-        const float* base = qkv + static_cast<std::size_t>(s) * n * stride;
-        for (std::size_t j = 0; j < n; ++j) {
-          const float* kj = base + j * stride + width + static_cast<std::size_t>(h) * d;
-          for (int k = 0; k < d; ++k)
-            kt[static_cast<std::size_t>(k) * n + j] = kj[k];
-        }
-        for (std::size_t i = 0; i < n; ++i) {
-          const float* qi = base + i * stride + static_cast<std::size_t>(h) * d;
-          const std::size_t count = causal ? i + 1 : n;
-          std::fill(scores.begin(), scores.begin() + static_cast<std::ptrdiff_t>(count), 0.0f);
-          for (int k = 0; k < d; ++k) {
-            const float qk = qi[k] * scale;
-            const float* row = &kt[static_cast<std::size_t>(k) * n];
-            for (std::size_t j = 0; j < count; ++j)
-              scores[j] += qk * row[j];
-          }
-          softmax_inplace(scores.data(), count);
-          std::fill(acc.begin(), acc.end(), 0.0f);
-          for (std::size_t j = 0; j < count; ++j) {
-            const float p = scores[j];
-            const float* vj = base + j * stride + 2 * static_cast<std::size_t>(width) +
-                              static_cast<std::size_t>(h) * d;
-            for (int k = 0; k < d; ++k)
-              acc[static_cast<std::size_t>(k)] += p * vj[k];
-          }
-          std::copy(acc.begin(), acc.end(),
-                    out + (static_cast<std::size_t>(s) * n + i) * width +
-                        static_cast<std::size_t>(h) * d);
-        }
-      }
-    }
-  }
 }
 
 // The mean and the max over tokens 0..last[b] of each sequence b of x: [count * len, width], into
@@ -489,23 +437,18 @@ void pool_over_tokens(const float* x, int count, int len, int width, const std::
 // Runs the blocks on x: [seqs * len, width]; `capture` is called after each block.
 template <typename Capture>
 void run_blocks(const Tower& t, std::vector<float>& x, int seqs, int len, bool causal,
-                const detail::BatchedAttention* batched, int gemm_rows, Capture&& capture) {
+                Capture&& capture) {
   const int w = t.cfg.width;
-  // x holds seqs * len real rows, then zero rows up to gemm_rows.
-  const int rows = std::max(seqs * len, gemm_rows);
-  x.resize(static_cast<std::size_t>(rows) * w, 0.0f);
+  const int rows = seqs * len;  // x: [rows, w]
   const std::size_t n = static_cast<std::size_t>(rows) * w;
+  x.resize(n, 0.0f);
   std::vector<float> normed(n), qkv(n * 3), attn(n),
       hidden(static_cast<std::size_t>(rows) * t.cfg.mlp);
   for (std::size_t l = 0; l < t.blocks.size(); ++l) {
     const Block& b = t.blocks[l];
     layer_norm(x.data(), rows, w, b.ln1_g, b.ln1_b, t.cfg.eps, normed.data());
     b.qkv.forward(normed.data(), rows, qkv.data());
-    if (batched != nullptr) {
-      batched->run(qkv.data(), seqs, len, w, t.cfg.heads, attn.data());
-    } else {
-      attention(qkv.data(), seqs, len, w, t.cfg.heads, causal, attn.data());
-    }
+    detail::attention_fixed(qkv.data(), seqs, len, w, t.cfg.heads, causal, attn.data());
     b.out.forward(attn.data(), rows, x.data());  // x += attention output (residual)
     layer_norm(x.data(), rows, w, b.ln2_g, b.ln2_b, t.cfg.eps, normed.data());
     b.fc1.forward(normed.data(), rows, hidden.data());
@@ -527,7 +470,6 @@ struct ClipModel::Impl {
   // ViT image tower
   Tower vision;
   Linear patch;  // [width, 3 * patch * patch], no bias
-  detail::BatchedAttention vision_attention;
   std::vector<float> class_emb, ln_pre_g, ln_pre_b;
   // text
   Tower text;
@@ -683,6 +625,9 @@ const ClipConfig& ClipModel::config() const {
 const std::string& ClipModel::weights_id() const {
   return impl_->weights_id;
 }
+std::string ClipModel::compute_signature() const {
+  return kernel_version();  // ViT and ResNet alike run on winokit's kernels
+}
 float ClipModel::logit_scale_exp() const {
   return std::exp(impl_->logit_scale);
 }
@@ -818,8 +763,7 @@ TowerOutput ClipModel::Impl::encode_vit(const float* pixels, int count,
     }
   };
   capture(0);
-  run_blocks(m.vision, x, count, tokens, /*causal=*/false, &m.vision_attention, o.gemm_rows,
-             capture);
+  run_blocks(m.vision, x, count, tokens, /*causal=*/false, capture);
   std::vector<int> cls(static_cast<std::size_t>(count));
   for (int b = 0; b < count; ++b)
     cls[static_cast<std::size_t>(b)] = b * tokens;
@@ -893,7 +837,7 @@ TowerOutput ClipModel::Impl::encode_text(const std::vector<std::vector<int>>& id
     }
   };
   capture(0);
-  run_blocks(m.text, x, count, len, /*causal=*/true, nullptr, o.gemm_rows, capture);
+  run_blocks(m.text, x, count, len, /*causal=*/true, capture);
   std::vector<int> rows(static_cast<std::size_t>(count));
   for (int b = 0; b < count; ++b)
     rows[static_cast<std::size_t>(b)] = b * len + eot[static_cast<std::size_t>(b)];

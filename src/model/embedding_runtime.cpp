@@ -99,6 +99,11 @@ nlohmann::json ClipRuntime::describe() const {
           {"activation", c.vision.act == Activation::QuickGelu ? "quick_gelu" : "gelu"},
           {"preprocess", preprocess().to_json()},
           {"precision", "float32"},
+          {"compute",
+           {{"kernels", kernel_version()},
+            {"kernel_isa", kernel_isa()},
+            {"signature", model->compute_signature()},
+            {"cpu", cpu_description()}}},
           {"threads", compute_threads()},
           {"batch_size", options.batch_size}};
 }
@@ -207,7 +212,10 @@ void merge_all_batches(TowerOutput& full, const std::vector<std::size_t>& batch_
 }
 
 EmbeddingCache make_cache(const ClipRuntime& rt) {
-  return EmbeddingCache(cache_root(rt.options), rt.model->weights_id());
+  // Keyed by the weights and by what computes them (a new kernel version may round
+  // differently: never mix its embeddings with an older version's).
+  return EmbeddingCache(cache_root(rt.options),
+                        rt.model->weights_id() + "\n" + rt.model->compute_signature());
 }
 
 // The image's SHA-256: remembered for plain files, else from its bytes.
@@ -310,10 +318,8 @@ std::vector<float> embed_images(const ClipRuntime& rt, const std::vector<ImageRe
       std::rethrow_exception(first_failure != failures.end() ? *first_failure : read_failure);
     }
     TowerOutput t;
-    EncodeOptions padded = encode;
-    padded.gemm_rows = batch * cfg.vision_tokens();  // a short last batch reuses the kernels
     try {
-      t = rt.model->encode_images(pixels.data(), n, padded);
+      t = rt.model->encode_images(pixels.data(), n, encode);
     } catch (...) {
       if (reader.joinable()) reader.join();
       throw;
@@ -381,8 +387,7 @@ std::vector<float> embed_texts(const ClipRuntime& rt, const std::vector<std::str
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return ids[a].size() < ids[b].size(); });
   }
-  // Batches fill a fixed budget of token rows (shortest captions first), and every GEMM runs on
-  // exactly that many rows: one compiled kernel per layer whatever the lengths.
+  // Batches fill a budget of token rows (shortest captions first, so little padding).
   constexpr int kTextRows = 2048;
   if (full != nullptr) *full = TowerOutput{};
   std::vector<std::size_t> batch_sizes;
@@ -399,9 +404,7 @@ std::vector<float> embed_texts(const ClipRuntime& rt, const std::vector<std::str
     std::vector<std::vector<int>> chunk;
     for (std::size_t k = b; k < end; ++k)
       chunk.push_back(ids[order[k]]);
-    EncodeOptions padded = encode;
-    padded.gemm_rows = std::max<int>(kTextRows, static_cast<int>(chunk.size() * longest));
-    TowerOutput t = rt.model->encode_texts(chunk, padded);
+    TowerOutput t = rt.model->encode_texts(chunk, encode);
     for (std::size_t k = b; k < end; ++k) {
       check_finite(rt, &t.embeds[(k - b) * static_cast<std::size_t>(dim)],
                    static_cast<std::size_t>(dim), "caption \"" + captions[order[k]] + "\"");

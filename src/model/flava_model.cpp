@@ -1,5 +1,5 @@
 // FLAVA: configuration, weights (Hugging Face layouts), image processor and the float32 forward
-// of its three pre-LN encoders on oneDNN GEMMs (gemm.hpp), after modeling_flava.py.
+// of its three pre-LN encoders on winokit's kernels (gemm.hpp), after modeling_flava.py.
 #include <omp.h>
 
 #include <algorithm>
@@ -268,9 +268,9 @@ struct Layer {
   Linear qkv, out, fc1, fc2;
 };
 
-// Every GEMM runs on a multiple of this many rows (zero rows added; rows are independent), so
-// oneDNN compiles few kernels whatever the batch.
-constexpr std::size_t kRowQuantum = 256;
+// Row buffers are rounded up to a multiple of this many rows (zero rows; a row's bits never
+// depend on the others, gemm.hpp): 1, no padding.
+constexpr std::size_t kRowQuantum = 1;
 constexpr double kNormalizeEps = 1e-12;  // F.normalize's default eps
 
 std::size_t padded_rows(std::size_t rows) {
@@ -343,7 +343,7 @@ struct Tower {
     for (const Layer& L : layers) {
       layer_norm(x.data(), rows, H, L.ln1_g, L.ln1_b, cfg.eps, normed.data());
       L.qkv.forward(normed.data(), R, qkv.data());
-      detail::ragged_attention(qkv.data(), offsets, lengths, H, cfg.heads, ctx.data());
+      detail::attention(qkv.data(), offsets, lengths, H, cfg.heads, /*causal=*/false, ctx.data());
       L.out.forward(ctx.data(), R, x.data());
       layer_norm(x.data(), rows, H, L.ln2_g, L.ln2_b, cfg.eps, normed.data());
       L.fc1.forward(normed.data(), R, mid.data());

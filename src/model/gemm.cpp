@@ -5,12 +5,10 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cmath>
-#include <dnnl.hpp>
-#include <map>
-#include <mutex>
+#include <fstream>
+#include <string>
 
 #include "winokit/core/error.hpp"
 
@@ -23,11 +21,31 @@ int compute_threads() {
   return omp_get_max_threads();
 }
 
-namespace detail {
-namespace {
-dnnl::engine& cpu_engine();
+std::string kernel_version() {
+  return "winokit-kernels-1";
 }
-}  // namespace detail
+
+std::string kernel_isa() {
+  return detail::kernel_isa();
+}
+
+std::string cpu_description() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, name, flags;
+  while (std::getline(in, line) && (name.empty() || flags.empty())) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = line.substr(0, line.find_first_of(" \t"));
+    std::string value = line.substr(colon + 1);
+    value.erase(0, value.find_first_not_of(' '));
+    if (key == "model" && line.rfind("model name", 0) == 0 && name.empty()) name = value;
+    if (key == "flags" && flags.empty()) flags = " " + value + " ";
+  }
+  if (name.empty()) return "unknown CPU";
+  const bool avx512 = flags.find(" avx512f ") != std::string::npos;
+  const bool avx2 = flags.find(" avx2 ") != std::string::npos;
+  return name + " (" + (avx512 ? "avx512" : avx2 ? "avx2, no avx512" : "no avx2") + ")";
+}
 
 double gemm_gflops(int m, int n, int k, int runs) {
   std::vector<float> w(static_cast<std::size_t>(n) * k, 0.01f);
@@ -48,62 +66,40 @@ double gemm_gflops(int m, int n, int k, int runs) {
 namespace detail {
 
 namespace {
-dnnl::engine& cpu_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-// quick_gelu(x) = x * sigmoid(1.702 x) is oneDNN's swish with alpha 1.702.
-constexpr float kQuickGeluAlpha = 1.702f;
+// Linear::forward splits the output into tasks of at most kTaskRows rows and kMaxTaskPanels
+// panels of 16 columns, enough of them to keep every thread busy. A task only decides which
+// thread computes which whole elements, never how an element is computed.
+constexpr int kTaskRows = 48;
+constexpr int kMaxTaskPanels = 64;
+constexpr int kTasksPerThread = 4;
 }  // namespace
 
-struct Linear::Impl {
-  dnnl::memory weights;  // in the primitive's layout
-  dnnl::memory bias;
-  std::vector<float> bias_data;
-  PostOp post = PostOp::None;
-  bool accumulate = false;
-  dnnl::memory::desc weights_desc;
-  mutable std::mutex mutex;
-  struct Prepared {
-    dnnl::matmul prim;
-    dnnl::memory weights;  // impl weights, or a copy in another layout this M needs
-  };
-  mutable std::map<int, Prepared> primitives;
+void softmax_inplace(float* row, std::size_t n) {
+  if (n == 0) return;
+  float mx = row[0];
+  for (std::size_t j = 1; j < n; ++j)
+    mx = std::max(mx, row[j]);
+  for (std::size_t j = 0; j < n; ++j)
+    row[j] -= mx;
+  exp_inplace(row, n);
+  float sum = 0;
+  for (std::size_t j = 0; j < n; ++j)
+    sum += row[j];
+  const float inv = 1.0f / sum;
+  for (std::size_t j = 0; j < n; ++j)
+    row[j] *= inv;
+}
 
-  dnnl::primitive_attr attr() const {
-    dnnl::primitive_attr a;
-    dnnl::post_ops ops;
-    if (post == PostOp::QuickGelu) {
-      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, kQuickGeluAlpha, 0.f);
-    } else if (post == PostOp::Gelu) {
-      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
-    } else if (post == PostOp::GeluTanh) {
-      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f);
-    }
-    if (accumulate) ops.append_sum(1.f);
-    a.set_post_ops(ops);
-    return a;
-  }
-  dnnl::matmul::primitive_desc describe(int m, int n, int k, bool any_weights) const {
-    using dt = dnnl::memory::data_type;
-    using tag = dnnl::memory::format_tag;
-    dnnl::memory::desc src({m, k}, dt::f32, tag::ab);
-    dnnl::memory::desc w =
-        any_weights ? dnnl::memory::desc({k, n}, dt::f32, tag::any) : weights_desc;
-    dnnl::memory::desc b({1, n}, dt::f32, tag::ab);
-    dnnl::memory::desc dst({m, n}, dt::f32, tag::ab);
-    return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, w, b, dst), attr(), cpu_engine());
-  }
+struct Linear::Impl {
+  PackedMatrix weights;
+  std::vector<float> bias;
+  Epilogue epilogue;
 };
 
 Linear::Linear() = default;
 Linear::Linear(Linear&&) noexcept = default;
 Linear& Linear::operator=(Linear&&) noexcept = default;
 Linear::~Linear() = default;
-
-// Packing uses a representative M; the packed layout does not depend on M for brgemm kernels,
-// and describe() below re-creates primitives with that exact weights layout for every M.
-constexpr int kPackingRows = 256;
 
 Linear::Linear(const std::vector<float>& weight, const std::vector<float>& bias, int n, int k,
                PostOp post, bool accumulate)
@@ -112,58 +108,86 @@ Linear::Linear(const std::vector<float>& weight, const std::vector<float>& bias,
     throw Error("Linear: weight size does not match [" + std::to_string(n) + ", " +
                 std::to_string(k) + "]");
   }
-  impl_->post = post;
-  impl_->accumulate = accumulate;
-  impl_->bias_data = bias.empty() ? std::vector<float>(static_cast<std::size_t>(n), 0.f) : bias;
-  auto pd = impl_->describe(kPackingRows, n, k, /*any_weights=*/true);
-  impl_->weights_desc = pd.weights_desc();
-  using dt = dnnl::memory::data_type;
-  // W is [N, K] row-major, i.e. the [K, N] matrix in "ba" order.
-  dnnl::memory::desc user({k, n}, dt::f32, dnnl::memory::format_tag::ba);
-  dnnl::memory src(user, cpu_engine(), const_cast<float*>(weight.data()));
-  impl_->weights = dnnl::memory(impl_->weights_desc, cpu_engine());
-  dnnl::stream stream(cpu_engine());
-  dnnl::reorder(src, impl_->weights).execute(stream, src, impl_->weights);
-  stream.wait();
-  impl_->bias = dnnl::memory({{1, n}, dt::f32, dnnl::memory::format_tag::ab}, cpu_engine(),
-                             impl_->bias_data.data());
+  if (!bias.empty() && bias.size() != static_cast<std::size_t>(n)) {
+    throw Error("Linear: bias size does not match [" + std::to_string(n) + "]");
+  }
+  impl_->weights.pack(weight.data(), n, k, static_cast<std::size_t>(k));
+  impl_->bias = bias;
+  impl_->epilogue.bias = impl_->bias.empty() ? nullptr : impl_->bias.data();
+  impl_->epilogue.accumulate = accumulate;
+  switch (post) {
+    case PostOp::None:
+      impl_->epilogue.activation = Activation::None;
+      break;
+    case PostOp::QuickGelu:
+      impl_->epilogue.activation = Activation::QuickGelu;
+      break;
+    case PostOp::Gelu:
+      impl_->epilogue.activation = Activation::Gelu;
+      break;
+    case PostOp::GeluTanh:
+      impl_->epilogue.activation = Activation::GeluTanh;
+      break;
+  }
+}
+
+void matmul(const float* a, std::size_t lda, int m, const PackedMatrix& w, float* y,
+            std::size_t ldy, const Epilogue& ep) {
+  if (m <= 0) return;
+  const int row_blocks = (m + kTaskRows - 1) / kTaskRows;
+  const int panels = w.panels();
+  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  const int wanted = (kTasksPerThread * threads + row_blocks - 1) / row_blocks;
+  const int col_blocks =
+      std::min(panels, std::max((panels + kMaxTaskPanels - 1) / kMaxTaskPanels, wanted));
+  const int panels_per_task = (panels + col_blocks - 1) / col_blocks;
+  const int tasks = row_blocks * col_blocks;
+  // Column blocks outermost: the threads work through the row blocks of one slice of W at a time.
+#pragma omp parallel for schedule(dynamic, 1) if (tasks > 1 && threads > 1)
+  for (int t = 0; t < tasks; ++t) {
+    const int cb = t / row_blocks, rb = t % row_blocks;
+    const int r0 = rb * kTaskRows;
+    matmul_block(a + static_cast<std::size_t>(r0) * lda, lda, std::min(kTaskRows, m - r0), w,
+                 cb * panels_per_task, (cb + 1) * panels_per_task,
+                 y + static_cast<std::size_t>(r0) * ldy, ldy, ep);
+  }
 }
 
 void Linear::forward(const float* x, int m, float* y) const {
-  if (m <= 0) return;
-  Impl::Prepared prepared;
-  {
-    std::lock_guard<std::mutex> lock(impl_->mutex);
-    auto it = impl_->primitives.find(m);
-    if (it == impl_->primitives.end()) {
-      Impl::Prepared p;
-      try {
-        p.prim = dnnl::matmul(impl_->describe(m, n_, k_, /*any_weights=*/false));
-        p.weights = impl_->weights;
-      } catch (const dnnl::error&) {
-        // No kernel takes the packed layout at this M: repack for it once.
-        auto pd = impl_->describe(m, n_, k_, /*any_weights=*/true);
-        p.prim = dnnl::matmul(pd);
-        p.weights = dnnl::memory(pd.weights_desc(), cpu_engine());
-        dnnl::stream stream(cpu_engine());
-        dnnl::reorder(impl_->weights, p.weights).execute(stream, impl_->weights, p.weights);
-        stream.wait();
-      }
-      it = impl_->primitives.emplace(m, std::move(p)).first;
-    }
-    prepared = it->second;
-  }
-  using dt = dnnl::memory::data_type;
-  using tag = dnnl::memory::format_tag;
-  dnnl::memory src({{m, k_}, dt::f32, tag::ab}, cpu_engine(), const_cast<float*>(x));
-  dnnl::memory dst({{m, n_}, dt::f32, tag::ab}, cpu_engine(), y);
-  dnnl::stream stream(cpu_engine());
-  prepared.prim.execute(stream, {{DNNL_ARG_SRC, src},
-                                 {DNNL_ARG_WEIGHTS, prepared.weights},
-                                 {DNNL_ARG_BIAS, impl_->bias},
-                                 {DNNL_ARG_DST, dst}});
-  stream.wait();
+  matmul(x, static_cast<std::size_t>(k_), m, impl_->weights, y, static_cast<std::size_t>(n_),
+         impl_->epilogue);
 }
+
+}  // namespace detail
+
+void sgemm(bool trans_a, bool trans_b, int m, int n, int k, const float* a, int lda, const float* b,
+           int ldb, float* c, int ldc, bool accumulate) {
+  if (m <= 0 || n <= 0) return;
+  thread_local detail::PackedMatrix w;
+  thread_local std::vector<float> a_rows;
+  if (trans_b) {
+    w.pack(b, n, k, static_cast<std::size_t>(ldb));  // B: [n, k], row j is output column j
+  } else {
+    w.pack_transposed(b, n, k, static_cast<std::size_t>(ldb));  // B: [k, n]
+  }
+  const float* x = a;
+  std::size_t ldx = static_cast<std::size_t>(lda);
+  if (trans_a) {  // A: [k, m] -> rows of op(A)
+    a_rows.resize(static_cast<std::size_t>(m) * static_cast<std::size_t>(k));
+    for (int p = 0; p < k; ++p) {
+      const float* src = a + static_cast<std::size_t>(p) * static_cast<std::size_t>(lda);
+      for (int i = 0; i < m; ++i)
+        a_rows[static_cast<std::size_t>(i) * static_cast<std::size_t>(k) + p] = src[i];
+    }
+    x = a_rows.data();
+    ldx = static_cast<std::size_t>(k);
+  }
+  detail::Epilogue ep;
+  ep.accumulate = accumulate;
+  detail::matmul(x, ldx, m, w, c, static_cast<std::size_t>(ldc), ep);
+}
+
+namespace detail {
 
 void reference_linear(const float* x, int m, const std::vector<float>& weight,
                       const std::vector<float>& bias, int n, int k, float* y) {
@@ -184,113 +208,56 @@ void reference_linear(const float* x, int m, const std::vector<float>& weight,
 
 namespace winokit::detail {
 
-struct BatchedAttention::Impl {
-  struct Prims {
-    dnnl::matmul scores, values;
-  };
-  std::mutex mutex;
-  std::map<std::array<int, 4>, Prims> cache;
-};
-
-BatchedAttention::BatchedAttention() : impl_(std::make_unique<Impl>()) {}
-BatchedAttention::~BatchedAttention() = default;
-
-void BatchedAttention::run(const float* qkv, int seqs, int len, int width, int heads,
-                           float* out) const {
-  using dt = dnnl::memory::data_type;
-  using dims = dnnl::memory::dims;
-  const int d = width / heads;
-  const dnnl::memory::dim S = len, D = d, W = width, H = heads, B = seqs;
-  // Views of qkv as [B, H, S, D] with the row stride 3W; K viewed transposed as [B, H, D, S].
-  dnnl::memory::desc q_md(dims{B, H, S, D}, dt::f32, dims{S * 3 * W, D, 3 * W, 1});
-  dnnl::memory::desc kt_md(dims{B, H, D, S}, dt::f32, dims{S * 3 * W, D, 1, 3 * W});
-  dnnl::memory::desc p_md(dims{B, H, S, S}, dt::f32, dims{H * S * S, S * S, S, 1});
-  dnnl::memory::desc v_md(dims{B, H, S, D}, dt::f32, dims{S * 3 * W, D, 3 * W, 1});
-  dnnl::memory::desc o_md(dims{B, H, S, D}, dt::f32, dims{S * W, D, W, 1});
-  Impl::Prims prims;
-  {
-    std::lock_guard<std::mutex> lock(impl_->mutex);
-    const std::array<int, 4> key = {seqs, len, width, heads};
-    auto it = impl_->cache.find(key);
-    if (it == impl_->cache.end()) {
-      dnnl::primitive_attr scale_attr;
-      scale_attr.set_output_scales(0, {1.0f / std::sqrt(static_cast<float>(d))});
-      Impl::Prims p;
-      p.scores = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(q_md, kt_md, p_md),
-                                                           scale_attr, cpu_engine()));
-      p.values = dnnl::matmul(
-          dnnl::matmul::primitive_desc(dnnl::matmul::desc(p_md, v_md, o_md), cpu_engine()));
-      it = impl_->cache.emplace(key, std::move(p)).first;
-    }
-    prims = it->second;
-  }
-  std::vector<float> probs(static_cast<std::size_t>(B * H * S * S));
-  auto* base = const_cast<float*>(qkv);
-  dnnl::memory q(q_md, cpu_engine(), base), k(kt_md, cpu_engine(), base + width),
-      v(v_md, cpu_engine(), base + 2 * static_cast<std::size_t>(width)),
-      p(p_md, cpu_engine(), probs.data()), o(o_md, cpu_engine(), out);
-  dnnl::stream stream(cpu_engine());
-  prims.scores.execute(stream, {{DNNL_ARG_SRC, q}, {DNNL_ARG_WEIGHTS, k}, {DNNL_ARG_DST, p}});
-  stream.wait();
-  const std::size_t rows = static_cast<std::size_t>(B * H * S), n = static_cast<std::size_t>(S);
-#pragma omp parallel for schedule(static)
-  for (std::size_t r = 0; r < rows; ++r) {
-    softmax_inplace(&probs[r * n], n);
-  }
-  prims.values.execute(stream, {{DNNL_ARG_SRC, p}, {DNNL_ARG_WEIGHTS, v}, {DNNL_ARG_DST, o}});
-  stream.wait();
-}
-
-void ragged_attention(const float* qkv, const std::vector<std::size_t>& offsets,
-                      const std::vector<std::size_t>& lengths, int width, int heads, float* out) {
+void attention(const float* qkv, const std::vector<std::size_t>& offsets,
+               const std::vector<std::size_t>& lengths, int width, int heads, bool causal,
+               float* out) {
   const int d = width / heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   const std::size_t stride = 3 * static_cast<std::size_t>(width);
-  const int seqs = static_cast<int>(offsets.size());
-  std::size_t longest = 0;
-  for (auto l : lengths)
-    longest = std::max(longest, l);
-#pragma omp parallel
+  const int tasks = static_cast<int>(offsets.size()) * heads;
+#pragma omp parallel if (tasks > 1)
   {
-    std::vector<float> kt(static_cast<std::size_t>(d) * longest), scores(longest),
-        acc(static_cast<std::size_t>(d));
-#pragma omp for collapse(2) schedule(dynamic)
-    for (int s = 0; s < seqs; ++s) {
-      for (int h = 0; h < heads; ++h) {
-        const std::size_t n = lengths[static_cast<std::size_t>(s)];
-        const float* base = qkv + offsets[static_cast<std::size_t>(s)] * stride;
-        for (std::size_t j = 0; j < n; ++j) {
-          const float* kj = base + j * stride + width + static_cast<std::size_t>(h) * d;
-          for (int k = 0; k < d; ++k)
-            kt[static_cast<std::size_t>(k) * n + j] = kj[k];
-        }
-        for (std::size_t i = 0; i < n; ++i) {
-          const float* qi = base + i * stride + static_cast<std::size_t>(h) * d;
-          std::fill(scores.begin(), scores.begin() + static_cast<std::ptrdiff_t>(n), 0.0f);
-          for (int k = 0; k < d; ++k) {
-            const float qk = qi[k];
-            const float* row = &kt[static_cast<std::size_t>(k) * n];
-            for (std::size_t j = 0; j < n; ++j)
-              scores[j] += qk * row[j];
-          }
-          for (std::size_t j = 0; j < n; ++j)
-            scores[j] *= scale;
-          softmax_inplace(scores.data(), n);
-          std::fill(acc.begin(), acc.end(), 0.0f);
-          for (std::size_t j = 0; j < n; ++j) {
-            const float p = scores[j];
-            const float* vj = base + j * stride + 2 * static_cast<std::size_t>(width) +
-                              static_cast<std::size_t>(h) * d;
-            for (int k = 0; k < d; ++k)
-              acc[static_cast<std::size_t>(k)] += p * vj[k];
-          }
-          std::copy(acc.begin(), acc.end(),
-                    out + (offsets[static_cast<std::size_t>(s)] + i) * width +
-                        static_cast<std::size_t>(h) * d);
-        }
+    PackedMatrix keys, values_t;
+    std::vector<float> scores;
+    Epilogue scaled;
+    scaled.scale = scale;
+    const Epilogue plain;
+#pragma omp for schedule(dynamic, 1)
+    for (int t = 0; t < tasks; ++t) {
+      const std::size_t s = static_cast<std::size_t>(t / heads);
+      const std::size_t h = static_cast<std::size_t>(t % heads);
+      const int n = static_cast<int>(lengths[s]);
+      if (n == 0) continue;
+      const float* base = qkv + offsets[s] * stride + h * static_cast<std::size_t>(d);
+      // scores [n, n] = Q [n, d] K^T: K's rows are the "weights" of the product.
+      keys.pack(base + width, n, d, stride);
+      scores.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
+      matmul_block(base, stride, n, keys, 0, keys.panels(), scores.data(),
+                   static_cast<std::size_t>(n), scaled);
+      for (int i = 0; i < n; ++i) {
+        float* row = scores.data() + static_cast<std::size_t>(i) * static_cast<std::size_t>(n);
+        const int count = causal ? i + 1 : n;
+        softmax_inplace(row, static_cast<std::size_t>(count));
+        std::fill(row + count, row + n, 0.0f);
       }
+      // out [n, d] = P [n, n] V [n, d]: V^T [d, n] as the "weights".
+      values_t.pack_transposed(base + 2 * static_cast<std::size_t>(width), d, n, stride);
+      matmul_block(
+          scores.data(), static_cast<std::size_t>(n), n, values_t, 0, values_t.panels(),
+          out + offsets[s] * static_cast<std::size_t>(width) + h * static_cast<std::size_t>(d),
+          static_cast<std::size_t>(width), plain);
     }
   }
+}
+
+void attention_fixed(const float* qkv, int seqs, int len, int width, int heads, bool causal,
+                     float* out) {
+  std::vector<std::size_t> offsets(static_cast<std::size_t>(seqs)),
+      lengths(static_cast<std::size_t>(seqs), static_cast<std::size_t>(len));
+  for (int s = 0; s < seqs; ++s)
+    offsets[static_cast<std::size_t>(s)] =
+        static_cast<std::size_t>(s) * static_cast<std::size_t>(len);
+  attention(qkv, offsets, lengths, width, heads, causal, out);
 }
 
 void layer_norm(const float* x, std::size_t rows, int width, const std::vector<float>& g,

@@ -1,35 +1,29 @@
-// A fully connected layer y = act(x W^T + b) on oneDNN's matmul primitive with weights
-// reordered once into the primitive's preferred layout. Primitives are cached by M.
+// The dense building blocks every model runs on, on winokit's own kernels (kernels.hpp): a fully
+// connected layer y = act(x W^T + b), attention over packed sequences, LayerNorm and softmax.
+// Each output row's bits depend only on that row's input and the layer, never on how many rows
+// share the call, their order, the thread count or the CPU (CONTRIBUTING, "Results that do not
+// depend on the CPU").
 // x: [M, K] row-major, W: [N, K] (PyTorch Linear layout), y: [M, N].
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <vector>
 
-#include "winokit/model/clip_model.hpp"
-
-#include <algorithm>
-#include <cmath>
-#include <cstddef>
+#include "kernels.hpp"
 
 namespace winokit::detail {
 
-// In-place softmax of row[0..n) (max subtracted first), in a fixed order.
-inline void softmax_inplace(float* row, std::size_t n) {
-  float mx = -INFINITY;
-  for (std::size_t j = 0; j < n; ++j)
-    mx = std::max(mx, row[j]);
-  float sum = 0;
-  for (std::size_t j = 0; j < n; ++j) {
-    row[j] = std::exp(row[j] - mx);
-    sum += row[j];
-  }
-  const float inv = 1.0f / sum;
-  for (std::size_t j = 0; j < n; ++j)
-    row[j] *= inv;
-}
+// In-place softmax of row[0..n): the max subtracted, exp (kernels.hpp's, the same bits on every
+// CPU), the sum in index order, then each value times 1 / sum.
+void softmax_inplace(float* row, std::size_t n);
 
 enum class PostOp { None, QuickGelu, Gelu, GeluTanh };  // GeluTanh: GPT-2's gelu_new
+
+// y = epilogue(a W^T) for m rows (a: row stride lda, y: row stride ldy), on the compute threads,
+// or on the calling thread alone inside a parallel region (kernels.hpp's invariant holds).
+void matmul(const float* a, std::size_t lda, int m, const PackedMatrix& w, float* y,
+            std::size_t ldy, const Epilogue& ep);
 
 class Linear {
  public:
@@ -41,6 +35,8 @@ class Linear {
   Linear(Linear&&) noexcept;
   Linear& operator=(Linear&&) noexcept;
   ~Linear();
+  // y = layer(x) for m rows, on the compute threads (or on the calling thread alone when called
+  // from inside a parallel region).
   void forward(const float* x, int m, float* y) const;
   int n() const { return n_; }
   int k() const { return k_; }
@@ -61,29 +57,18 @@ void reference_linear(const float* x, int m, const std::vector<float>& weight,
 void layer_norm(const float* x, std::size_t rows, int width, const std::vector<float>& g,
                 const std::vector<float>& b, double eps, float* y);
 
-// Full (non-causal) attention over sequences of their own lengths laid out one after another
-// (ViLT, FLAVA): qkv [rows, 3W], out [rows, W]. Each (sequence, head) is one task in a fixed
-// order, so results do not depend on the thread count or the batch.
-void ragged_attention(const float* qkv, const std::vector<std::size_t>& offsets,
-                      const std::vector<std::size_t>& lengths, int width, int heads, float* out);
+// Multi-head attention over sequences laid out one after another: sequence s holds rows
+// [offsets[s], offsets[s] + lengths[s]) of qkv [rows, 3 * width] (Q, K, V side by side, heads of
+// width / heads each) and of out [rows, width]. scores = Q K^T * (1 / sqrt(d)), softmax per row
+// (causal: query i sees keys 0..i), out = P V, each (sequence, head) on one thread with the
+// kernels of kernels.hpp. A sequence's result does not depend on the other sequences, its
+// offset, the thread count, or (causal) on rows after the query.
+void attention(const float* qkv, const std::vector<std::size_t>& offsets,
+               const std::vector<std::size_t>& lengths, int width, int heads, bool causal,
+               float* out);
 
-}  // namespace winokit::detail
-
-namespace winokit::detail {
-
-// Non-causal multi-head attention for sequences of one fixed length (the vision tower) on
-// oneDNN batched matmuls over strided views of the fused QKV buffer:
-// scores = Q K^T / sqrt(d) for every (sequence, head), a softmax per row, out = P V.
-// qkv: [seqs * len, 3 * width]; out: [seqs * len, width].
-class BatchedAttention {
- public:
-  BatchedAttention();
-  ~BatchedAttention();
-  void run(const float* qkv, int seqs, int len, int width, int heads, float* out) const;
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
+// `seqs` sequences of `len` rows each, one after another.
+void attention_fixed(const float* qkv, int seqs, int len, int width, int heads, bool causal,
+                     float* out);
 
 }  // namespace winokit::detail

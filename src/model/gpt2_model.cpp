@@ -38,7 +38,7 @@ std::string perplexity_definition(bool bos) {
 
 namespace {
 
-// Every GEMM runs on blocks of this many rows, so a row's result never depends on its batch.
+// The logits of at most this many rows at once (256 x vocabulary floats: 51 MB for GPT-2).
 constexpr int kBlockRows = 256;
 
 int config_int(const json& cfg, const char* name, int fallback, const fs::path& file,
@@ -122,93 +122,31 @@ struct Block {
   Linear qkv, out, fc, proj;
 };
 
-// Causal attention over packed sequences: sequence s holds rows [start[s], start[s] + len[s]).
-// Each (sequence, head) is computed by one thread in a fixed order.
-void causal_attention(const float* qkv, const std::vector<int>& start, const std::vector<int>& len,
-                      int width, int heads, float* out) {
-  const int d = width / heads;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  const std::size_t stride = 3 * static_cast<std::size_t>(width);
-  const int seqs = static_cast<int>(start.size());
-  int longest = 1;
-  for (int l : len)
-    longest = std::max(longest, l);
-#pragma omp parallel
-  {
-    std::vector<float> kt(static_cast<std::size_t>(d) * longest), scores(longest),
-        acc(static_cast<std::size_t>(d));
-#pragma omp for collapse(2) schedule(static)
-    for (int s = 0; s < seqs; ++s) {
-      for (int h = 0; h < heads; ++h) {
-        const std::size_t n = static_cast<std::size_t>(len[static_cast<std::size_t>(s)]);
-        const float* base =
-            qkv + static_cast<std::size_t>(start[static_cast<std::size_t>(s)]) * stride;
-        for (std::size_t j = 0; j < n; ++j) {
-          const float* kj = base + j * stride + width + static_cast<std::size_t>(h) * d;
-          for (int k = 0; k < d; ++k)
-            kt[static_cast<std::size_t>(k) * n + j] = kj[k];
-        }
-        for (std::size_t i = 0; i < n; ++i) {
-          const float* qi = base + i * stride + static_cast<std::size_t>(h) * d;
-          const std::size_t count = i + 1;
-          std::fill(scores.begin(), scores.begin() + static_cast<std::ptrdiff_t>(count), 0.0f);
-          for (int k = 0; k < d; ++k) {
-            const float qk = qi[k] * scale;
-            const float* row = &kt[static_cast<std::size_t>(k) * n];
-            for (std::size_t j = 0; j < count; ++j)
-              scores[j] += qk * row[j];
-          }
-          detail::softmax_inplace(scores.data(), count);
-          std::fill(acc.begin(), acc.end(), 0.0f);
-          for (std::size_t j = 0; j < count; ++j) {
-            const float p = scores[j];
-            const float* vj = base + j * stride + 2 * static_cast<std::size_t>(width) +
-                              static_cast<std::size_t>(h) * d;
-            for (int k = 0; k < d; ++k)
-              acc[static_cast<std::size_t>(k)] += p * vj[k];
-          }
-          std::copy(acc.begin(), acc.end(),
-                    out +
-                        (static_cast<std::size_t>(start[static_cast<std::size_t>(s)]) + i) * width +
-                        static_cast<std::size_t>(h) * d);
-        }
-      }
-    }
-  }
-}
-
-// exp(x) for x <= 0 in float (Cephes' expf: range reduction by ln 2, degree-6 polynomial; about
-// 1e-7 relative error), written so that the compiler vectorises the loops that call it.
-inline float exp_nonpositive(float x) {
-  x = std::max(x, -87.0f);
-  const float fx = std::floor(x * 1.44269504088896341f + 0.5f);
-  float r = x - fx * 0.693359375f;
-  r -= fx * -2.12194440e-4f;
-  const float z = r * r;
-  float y = 1.9875691500e-4f;
-  y = y * r + 1.3981999507e-3f;
-  y = y * r + 8.3334519073e-3f;
-  y = y * r + 4.1665795894e-2f;
-  y = y * r + 1.6666665459e-1f;
-  y = y * r + 5.0000001201e-1f;
-  y = y * z + r + 1.0f;
-  const std::int32_t bits = (static_cast<std::int32_t>(fx) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return y * scale;
-}
-
-// log softmax(row)[target] over n logits: max subtracted, the sum of exponentials accumulated
-// in float64 (vectorised in a fixed order, so the result does not depend on threads or batches).
+// log softmax(row)[target] over n logits: max subtracted, exp by the kernels' exp (the same
+// bits on every CPU), the sum of exponentials accumulated in float64 in 8 interleaved partial
+// sums added in a fixed order (so it does not depend on the vector width the compiler picks,
+// the threads or the batch).
 double log_prob(const float* row, int n, int target) {
   float mx = -INFINITY;
-#pragma omp simd reduction(max : mx)
   for (int j = 0; j < n; ++j)
     mx = std::max(mx, row[j]);
-  double sum = 0;
-#pragma omp simd reduction(+ : sum)
+  thread_local std::vector<float> e;
+  e.resize(static_cast<std::size_t>(n));
   for (int j = 0; j < n; ++j)
-    sum += static_cast<double>(exp_nonpositive(row[j] - mx));
+    e[static_cast<std::size_t>(j)] = row[j] - mx;
+  detail::exp_inplace(e.data(), e.size());
+  constexpr int kLanes = 8;
+  double part[kLanes] = {};
+  int j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int l = 0; l < kLanes; ++l)
+      part[l] += static_cast<double>(e[static_cast<std::size_t>(j + l)]);
+  }
+  for (; j < n; ++j)
+    part[j % kLanes] += static_cast<double>(e[static_cast<std::size_t>(j)]);
+  double sum = 0;
+  for (double p : part)
+    sum += p;
   return static_cast<double>(row[target] - mx) - std::log(sum);
 }
 
@@ -312,13 +250,10 @@ struct Gpt2Model::Impl {
     head = Linear(wte, {}, cfg.vocab_size, wi);
   }
 
-  // y = layer(x) on `rows` rows (a multiple of kBlockRows), block by block.
+  // y = layer(x) on `rows` rows (each row's bits do not depend on the others: gemm.hpp).
   void gemm(const Linear& layer, const float* x, int rows, float* y) const {
     const auto t0 = std::chrono::steady_clock::now();
-    for (int r = 0; r < rows; r += kBlockRows) {
-      layer.forward(x + static_cast<std::size_t>(r) * layer.k(), kBlockRows,
-                    y + static_cast<std::size_t>(r) * layer.n());
-    }
+    layer.forward(x, rows, y);
     gemm_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 
@@ -333,7 +268,7 @@ struct Gpt2Model::Impl {
       len.push_back(static_cast<int>(seqs[s].size()));
       total += len.back();
     }
-    const int rows = (total + kBlockRows - 1) / kBlockRows * kBlockRows;
+    const int rows = total;
     const std::size_t rw = static_cast<std::size_t>(rows) * w;
     std::vector<float> x(rw, 0.f), normed(rw, 0.f), qkv(rw * 3, 0.f), attn(rw, 0.f),
         hidden(static_cast<std::size_t>(rows) * cfg.inner, 0.f);
@@ -347,10 +282,12 @@ struct Gpt2Model::Impl {
           dst[i] = tok[i] + pos[i];
       }
     }
+    const std::vector<std::size_t> offsets(start.begin(), start.end()),
+        lengths(len.begin(), len.end());
     for (const Block& b : blocks) {
       layer_norm(x.data(), rows, w, b.ln1_g, b.ln1_b, cfg.eps, normed.data());
       gemm(b.qkv, normed.data(), rows, qkv.data());
-      causal_attention(qkv.data(), start, len, w, cfg.heads, attn.data());
+      detail::attention(qkv.data(), offsets, lengths, w, cfg.heads, /*causal=*/true, attn.data());
       gemm(b.out, attn.data(), rows, x.data());  // x += attention output
       layer_norm(x.data(), rows, w, b.ln2_g, b.ln2_b, cfg.eps, normed.data());
       gemm(b.fc, normed.data(), rows, hidden.data());
@@ -372,13 +309,12 @@ struct Gpt2Model::Impl {
         normed_rows(gathered.size()), logits(static_cast<std::size_t>(kBlockRows) * v);
     for (std::size_t r0 = 0; r0 < pick.size(); r0 += kBlockRows) {
       const std::size_t count = std::min<std::size_t>(kBlockRows, pick.size() - r0);
-      std::fill(gathered.begin(), gathered.end(), 0.f);
       for (std::size_t r = 0; r < count; ++r) {
         std::memcpy(&gathered[r * w], &x[static_cast<std::size_t>(pick[r0 + r]) * w],
                     sizeof(float) * w);
       }
-      layer_norm(gathered.data(), kBlockRows, w, lnf_g, lnf_b, cfg.eps, normed_rows.data());
-      gemm(head, normed_rows.data(), kBlockRows, logits.data());
+      layer_norm(gathered.data(), count, w, lnf_g, lnf_b, cfg.eps, normed_rows.data());
+      gemm(head, normed_rows.data(), static_cast<int>(count), logits.data());
 #pragma omp parallel for schedule(static)
       for (std::size_t r = 0; r < count; ++r) {
         log_probs[r0 + r] = log_prob(&logits[r * v], v, target[r0 + r]);

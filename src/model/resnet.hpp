@@ -1,9 +1,9 @@
-// openai/CLIP's ModifiedResNet image tower on oneDNN convolutions. Internal to src/model.
+// openai/CLIP's ModifiedResNet image tower on winokit's kernels. Internal to src/model.
 //
-// Each image runs through primitives made once for a mini-batch of one at the model's input
-// size (direct convolutions, no Winograd), so an image's embedding is bit-for-bit the same
-// whatever the batch it comes in and whatever the thread count: oneDNN's direct kernels reduce
-// every output in a fixed order, and the threads only split the outputs.
+// Every convolution (BatchNorm folded in) is a matrix product over im2col patches on the kernels
+// of kernels.hpp, the average pools sum their windows in a fixed order, and the attention pool
+// runs on Linear layers: an image's embedding is bit-for-bit the same whatever the batch it
+// comes in, the thread count and the CPU.
 #pragma once
 
 #include <memory>

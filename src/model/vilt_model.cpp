@@ -287,9 +287,9 @@ struct Layer {
   Linear qkv, out, fc1, fc2;
 };
 
-// Every GEMM runs on a multiple of this many rows (zero rows added; rows are independent), so
-// oneDNN compiles few kernels whatever the batch.
-constexpr std::size_t kRowQuantum = 256;
+// Row buffers are rounded up to a multiple of this many rows (zero rows; a row's bits never
+// depend on the others, gemm.hpp): 1, no padding.
+constexpr std::size_t kRowQuantum = 1;
 
 }  // namespace
 
@@ -532,7 +532,7 @@ ViltOutput ViltModel::score(const std::vector<std::vector<int>>& ids,
   for (const Layer& L : m.layers) {
     layer_norm(x.data(), rows, H, L.ln1_g, L.ln1_b, c.eps, normed.data());
     L.qkv.forward(normed.data(), R, qkv.data());
-    detail::ragged_attention(qkv.data(), offsets, lengths, H, c.heads, ctx.data());
+    detail::attention(qkv.data(), offsets, lengths, H, c.heads, /*causal=*/false, ctx.data());
     L.out.forward(ctx.data(), R, x.data());
     layer_norm(x.data(), rows, H, L.ln2_g, L.ln2_b, c.eps, normed.data());
     L.fc1.forward(normed.data(), R, mid.data());

@@ -26,7 +26,7 @@ LmRun run_perplexity(const WinogroundDataset& dataset, const LmRequest& req) {
   } else {
     EmbeddingCache cache(
         req.cache_dir.empty() ? default_cache_dir() : std::filesystem::path(req.cache_dir),
-        model.weights_id());
+        model.weights_id() + "\n" + kernel_version());
     run.values = caption_perplexities(dataset, model, tok, options, &cache, &run.cached);
     run.cache_warning = cache.warning();
   }

@@ -1,7 +1,7 @@
 // CLIP in-process: configuration, weights (Hugging Face CLIPModel or OpenCLIP layout, F32/F16/
 // BF16 safetensors or PyTorch .bin; OpenAI's TorchScript .pt files), and the float32 forward
-// pass of both towers on oneDNN: a ViT or a ModifiedResNet (RN50, RN101, RN50x4, ...) image
-// tower, and the transformer text tower.
+// pass of both towers on winokit's kernels (src/model/kernels.hpp): a ViT or a ModifiedResNet
+// (RN50, RN101, RN50x4, ...) image tower, and the transformer text tower.
 //
 //   winokit::ClipModel model = winokit::ClipModel::load("clip-vit-base-patch32/");
 //   winokit::ClipModel rn50 = winokit::ClipModel::load("RN50.pt");  // openai/CLIP's file
@@ -9,9 +9,10 @@
 //   winokit::TowerOutput txt = model.encode_texts({ids0, ids1}); // unpadded token ids
 //   float logit = model.logit_scale_exp() * cosine(img.embeds row, txt.embeds row);
 //
-// Results are bit-for-bit independent of the batch size, the batch composition and the thread
-// count: every GEMM row is computed by the same oneDNN kernel whatever M is (checked by tests),
-// and the other operations work row by row in a fixed order.
+// Results are bit-for-bit independent of the batch size, the batch composition, the thread
+// count and the CPU: every output value is one fixed sequence of IEEE operations (kernels.hpp;
+// checked by tests/golden/test_determinism.cpp), and the other operations work row by row in a
+// fixed order.
 #pragma once
 
 #include <cstdint>
@@ -48,9 +49,6 @@ struct EncodeOptions {
   // Text only: run all context_length positions instead of stopping at the longest
   // end-of-text (same results; for benchmarks).
   bool full_context = false;
-  // Run every GEMM on at least this many rows (zero rows added). Rows are independent, so
-  // results are unchanged; a fixed row count lets oneDNN reuse one compiled kernel per layer.
-  int gemm_rows = 0;
 };
 
 class ClipModel {
@@ -72,6 +70,10 @@ class ClipModel {
   const ClipConfig& config() const;
   // SHA-256 of the weight files (or "random:<seed>"): the cache key of the model.
   const std::string& weights_id() const;
+  // What computes its numbers, as far as the bits can depend on it: winokit's kernel version
+  // (compute.hpp; the instruction set does not change the bits). Part of the embedding cache's
+  // key, so embeddings of an older kernel version are never mixed in.
+  std::string compute_signature() const;
   float logit_scale_exp() const;
   // Whether the image / text tower's weights are packed yet (on first use; at once for random
   // weights).

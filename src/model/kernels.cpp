@@ -1,0 +1,144 @@
+// Packing, CPU dispatch and the portable micro-kernel (kernels.hpp). The AVX2 + FMA kernel is in
+// kernels_avx2.cpp; both run the same operations per element, so the dispatch changes the speed
+// and never the bits.
+#include "kernels.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <string>
+
+#include "kernel_math.hpp"
+
+namespace winokit::detail {
+
+void matmul_block_avx2(const float* a, std::size_t lda, int m, const PackedMatrix& b,
+                       int panel_begin, int panel_end, float* y, std::size_t ldy,
+                       const Epilogue& ep);
+void apply_activation_avx2(Activation act, float* x, std::size_t n);
+void exp_inplace_avx2(float* x, std::size_t n);
+
+namespace {
+
+bool cpu_has_avx2_fma() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return yes;
+#else
+  return false;
+#endif
+}
+
+// WINOKIT_KERNEL=portable runs the portable kernel on any CPU (to check that the bits agree).
+bool portable_from_environment() {
+  const char* v = std::getenv("WINOKIT_KERNEL");
+  return v != nullptr && std::string(v) == "portable";
+}
+
+std::atomic<bool> portable_forced{portable_from_environment()};
+
+bool has_avx2_fma() {
+  return cpu_has_avx2_fma() && !portable_forced.load(std::memory_order_relaxed);
+}
+
+struct PortableKernel {
+  static void micro(int rows, const float* a, const float* b, int kc, float* part, std::size_t ldp,
+                    bool first) {
+    for (int r = 0; r < rows; ++r) {
+      float* out = part + static_cast<std::size_t>(r) * ldp;
+      float acc[kPanel];
+      for (int c = 0; c < kPanel; ++c)
+        acc[c] = first ? 0.0f : out[c];
+      // k outermost: each acc[c] is its own chain in k order (the compiler may run the 16
+      // chains side by side in vector registers; each chain's operations stay the same).
+      for (int k = 0; k < kc; ++k) {
+        const float av = a[static_cast<std::size_t>(k) * kMicroRows + r];
+        const float* bk = b + static_cast<std::size_t>(k) * kPanel;
+        for (int c = 0; c < kPanel; ++c)
+          acc[c] = std::fma(av, bk[c], acc[c]);
+      }
+      for (int c = 0; c < kPanel; ++c)
+        out[c] = acc[c];
+    }
+  }
+  static void epilogue(const Epilogue& ep, const float* part, const float* bias, float* y,
+                       int cols) {
+    for (int j = 0; j < cols; ++j) {
+      y[j] = epilogue_t<ScalarOps>(ep, part[j], bias != nullptr ? bias[j] : 0.0f,
+                                   ep.accumulate ? y[j] : 0.0f);
+    }
+  }
+};
+
+}  // namespace
+
+void PackedMatrix::pack(const float* w, int n, int k, std::size_t row_stride) {
+  n_ = n;
+  k_ = k;
+  data_.assign(static_cast<std::size_t>(panels()) * static_cast<std::size_t>(k) * kPanel, 0.0f);
+  for (int j = 0; j < n; ++j) {
+    const float* row = w + static_cast<std::size_t>(j) * row_stride;
+    float* dst = data_.data() + static_cast<std::size_t>(j / kPanel) * k * kPanel + j % kPanel;
+    for (int p = 0; p < k; ++p)
+      dst[static_cast<std::size_t>(p) * kPanel] = row[p];
+  }
+}
+
+void PackedMatrix::pack_transposed(const float* w, int n, int k, std::size_t col_stride) {
+  n_ = n;
+  k_ = k;
+  data_.resize(static_cast<std::size_t>(panels()) * static_cast<std::size_t>(k) * kPanel);
+  for (int p0 = 0; p0 < panels(); ++p0) {
+    const int j0 = p0 * kPanel;
+    const int cols = std::min(kPanel, n - j0);
+    float* dst = data_.data() + static_cast<std::size_t>(p0) * k * kPanel;
+    for (int p = 0; p < k; ++p) {
+      const float* src = w + static_cast<std::size_t>(p) * col_stride + j0;
+      float* d = dst + static_cast<std::size_t>(p) * kPanel;
+      std::copy(src, src + cols, d);
+      std::fill(d + cols, d + kPanel, 0.0f);
+    }
+  }
+}
+
+void matmul_block(const float* a, std::size_t lda, int m, const PackedMatrix& b, int panel_begin,
+                  int panel_end, float* y, std::size_t ldy, const Epilogue& ep) {
+  if (has_avx2_fma()) {
+    matmul_block_avx2(a, lda, m, b, panel_begin, panel_end, y, ldy, ep);
+  } else {
+    matmul_block_t<PortableKernel>(a, lda, m, b, panel_begin, panel_end, y, ldy, ep);
+  }
+}
+
+void apply_activation(Activation act, float* x, std::size_t n) {
+  if (act == Activation::None) return;
+  if (has_avx2_fma()) {
+    apply_activation_avx2(act, x, n);
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    x[i] = activate_t<ScalarOps>(act, x[i]);
+}
+
+void exp_inplace(float* x, std::size_t n) {
+  if (has_avx2_fma()) {
+    exp_inplace_avx2(x, n);
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    x[i] = exp_t<ScalarOps>(x[i]);
+}
+
+float exp_float(float x) {
+  return exp_t<ScalarOps>(x);
+}
+
+void force_portable_kernel(bool on) {
+  portable_forced.store(on || portable_from_environment(), std::memory_order_relaxed);
+}
+
+std::string kernel_isa() {
+  return has_avx2_fma() ? "avx2-fma" : "portable-fma";
+}
+
+}  // namespace winokit::detail

@@ -1,0 +1,125 @@
+// The AVX2 + FMA micro-kernel and epilogue (kernels.hpp); this file alone is compiled with
+// -mavx2 -mfma and is called only on CPUs that have both.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "kernel_math.hpp"
+
+namespace winokit::detail {
+namespace {
+
+// 8 floats; the same operations as ScalarOps, lane by lane.
+struct Avx2Ops {
+  using V = __m256;
+  static V set(float x) { return _mm256_set1_ps(x); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V div(V a, V b) { return _mm256_div_ps(a, b); }
+  static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static V floor(V a) { return _mm256_floor_ps(a); }
+  static V min(V a, V b) { return _mm256_min_ps(a, b); }
+  static V max(V a, V b) { return _mm256_max_ps(a, b); }
+  static V pow2(V n) {
+    const __m256i bits =
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_castsi256_ps(bits);
+  }
+  static V select_nonneg(V a, V x, V y) {
+    return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_GE_OQ));
+  }
+  static V abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+};
+
+template <int R>
+inline void micro_rows(const float* a, const float* b, int kc, float* part, std::size_t ldp,
+                       bool first) {
+  __m256 c0[R], c1[R];
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) {
+    c0[r] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(part + r * ldp);
+    c1[r] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(part + r * ldp + 8);
+  }
+  for (int k = 0; k < kc; ++k) {
+    const __m256 b0 = _mm256_loadu_ps(b + static_cast<std::size_t>(k) * kPanel);
+    const __m256 b1 = _mm256_loadu_ps(b + static_cast<std::size_t>(k) * kPanel + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+      const __m256 av = _mm256_broadcast_ss(a + static_cast<std::size_t>(k) * kMicroRows + r);
+      c0[r] = _mm256_fmadd_ps(av, b0, c0[r]);
+      c1[r] = _mm256_fmadd_ps(av, b1, c1[r]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) {
+    _mm256_storeu_ps(part + r * ldp, c0[r]);
+    _mm256_storeu_ps(part + r * ldp + 8, c1[r]);
+  }
+}
+
+struct Avx2Kernel {
+  static void micro(int rows, const float* a, const float* b, int kc, float* part, std::size_t ldp,
+                    bool first) {
+    switch (rows) {
+      case 6:
+        micro_rows<6>(a, b, kc, part, ldp, first);
+        break;
+      case 5:
+        micro_rows<5>(a, b, kc, part, ldp, first);
+        break;
+      case 4:
+        micro_rows<4>(a, b, kc, part, ldp, first);
+        break;
+      case 3:
+        micro_rows<3>(a, b, kc, part, ldp, first);
+        break;
+      case 2:
+        micro_rows<2>(a, b, kc, part, ldp, first);
+        break;
+      default:
+        micro_rows<1>(a, b, kc, part, ldp, first);
+        break;
+    }
+  }
+  static void epilogue(const Epilogue& ep, const float* part, const float* bias, float* y,
+                       int cols) {
+    int j = 0;
+    for (; j + 8 <= cols; j += 8) {
+      const __m256 bv = bias != nullptr ? _mm256_loadu_ps(bias + j) : _mm256_setzero_ps();
+      const __m256 old = ep.accumulate ? _mm256_loadu_ps(y + j) : _mm256_setzero_ps();
+      _mm256_storeu_ps(y + j, epilogue_t<Avx2Ops>(ep, _mm256_loadu_ps(part + j), bv, old));
+    }
+    for (; j < cols; ++j) {
+      y[j] = epilogue_t<ScalarOps>(ep, part[j], bias != nullptr ? bias[j] : 0.0f,
+                                   ep.accumulate ? y[j] : 0.0f);
+    }
+  }
+};
+
+}  // namespace
+
+void matmul_block_avx2(const float* a, std::size_t lda, int m, const PackedMatrix& b,
+                       int panel_begin, int panel_end, float* y, std::size_t ldy,
+                       const Epilogue& ep) {
+  matmul_block_t<Avx2Kernel>(a, lda, m, b, panel_begin, panel_end, y, ldy, ep);
+}
+
+void apply_activation_avx2(Activation act, float* x, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(x + i, activate_t<Avx2Ops>(act, _mm256_loadu_ps(x + i)));
+  for (; i < n; ++i)
+    x[i] = activate_t<ScalarOps>(act, x[i]);
+}
+
+void exp_inplace_avx2(float* x, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(x + i, exp_t<Avx2Ops>(_mm256_loadu_ps(x + i)));
+  for (; i < n; ++i)
+    x[i] = exp_t<ScalarOps>(x[i]);
+}
+
+}  // namespace winokit::detail

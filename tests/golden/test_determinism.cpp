@@ -1,0 +1,283 @@
+// Results that do not depend on the CPU (CONTRIBUTING): for every model family, every item's
+// output has the same bits alone and in batches of 1, 3, 7, 32 and 33 of varied composition, on
+// 1 and 2 threads, and on the AVX2 and the portable kernel (what a CPU without AVX2 + FMA runs).
+// Bits are compared, not tolerances.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "model/kernels.hpp"
+#include "winokit/eval/flava_scorer.hpp"
+#include "winokit/eval/vilt_scorer.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/image_decode.hpp"
+#include "winokit/io/safetensors.hpp"
+#include "winokit/model/clip_model.hpp"
+#include "winokit/model/compute.hpp"
+#include "winokit/model/gpt2_model.hpp"
+#include "winokit/model/preprocess.hpp"
+#include "winokit/model/vilt_model.hpp"
+
+namespace winokit {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kGolden = std::string(WINOKIT_SHARED_DIR) + "/golden/clip/";
+const fs::path kFixtures = fs::path(WINOKIT_SOURCE_DIR) / "tests" / "fixtures";
+const std::vector<int> kBatches = {1, 3, 7, 32, 33};
+constexpr int kItems = 33;
+
+// One setting the outputs must not depend on: every batch size on 1 and 2 threads, and the
+// portable kernel (slow) on batches of 7.
+struct Setting {
+  int threads;
+  bool portable;
+  std::vector<int> batches;
+};
+const std::vector<Setting> kSettings = {{1, false, kBatches}, {2, false, kBatches}, {2, true, {7}}};
+
+struct Restore {
+  int threads = omp_get_max_threads();
+  ~Restore() {
+    set_compute_threads(threads);
+    detail::force_portable_kernel(false);
+  }
+};
+
+void apply(const Setting& s) {
+  set_compute_threads(s.threads);
+  detail::force_portable_kernel(s.portable);
+}
+
+std::string describe(const Setting& s, int batch) {
+  return "batch " + std::to_string(batch) + ", " + std::to_string(s.threads) + " thread(s), " +
+         (s.portable ? "portable" : "dispatched") + " kernel";
+}
+
+// Runs `run(first, count)` -> [count * dim] over kItems items in batches, for every batch size
+// and setting, and checks each item's `dim` values against the item computed alone (1 thread,
+// dispatched kernel).
+void check_batches(const std::string& family, std::size_t dim,
+                   const std::function<std::vector<float>(int, int)>& run) {
+  Restore restore;
+  apply({1, false});
+  std::vector<std::vector<float>> alone;
+  for (int i = 0; i < kItems; ++i) {
+    alone.push_back(run(i, 1));
+    ASSERT_EQ(alone.back().size(), dim) << family;
+  }
+  for (const Setting& s : kSettings) {
+    apply(s);
+    for (int batch : s.batches) {
+      for (int first = 0; first < kItems; first += batch) {
+        const int count = std::min(batch, kItems - first);
+        const auto out = run(first, count);
+        ASSERT_EQ(out.size(), dim * static_cast<std::size_t>(count)) << family;
+        for (int i = 0; i < count; ++i) {
+          ASSERT_EQ(
+              std::memcmp(out.data() + static_cast<std::size_t>(i) * dim,
+                          alone[static_cast<std::size_t>(first + i)].data(), dim * sizeof(float)),
+              0)
+              << family << ": item " << first + i << " at " << i << ", " << describe(s, batch);
+        }
+      }
+    }
+  }
+}
+
+std::vector<std::vector<int>> golden_ids() {
+  std::vector<std::vector<int>> ids;
+  std::ifstream in(kGolden + "tokenizer.jsonl");
+  std::string line;
+  while (std::getline(in, line))
+    ids.push_back(nlohmann::json::parse(line)["input_ids"].get<std::vector<int>>());
+  return ids;
+}
+
+std::vector<float> golden_pixels(std::size_t* per_image, std::size_t* images) {
+  auto pixels = read_safetensors_f32(kGolden + "preprocess.safetensors");
+  const auto manifest = nlohmann::json::parse(read_file(kGolden + "manifest.json"));
+  std::vector<float> px;
+  *images = 0;
+  for (const auto& image : manifest["images"]) {
+    const auto& t = pixels.at("hf/" + image.get<std::string>()).second;
+    *per_image = t.size();
+    px.insert(px.end(), t.begin(), t.end());
+    ++*images;
+  }
+  return px;
+}
+
+// Item i of kItems cycles through the fixtures (so batches mix different inputs).
+TEST(DeterminismAllFamilies, ClipVitImagesAndTexts) {
+  for (const char* name : {"tiny-quickgelu-hf", "tiny-gelu-hf"}) {
+    ClipModel model = ClipModel::load(kGolden + "models/" + name);
+    std::size_t per = 0, images = 0;
+    const auto px = golden_pixels(&per, &images);
+    std::vector<float> cycled;
+    for (int i = 0; i < kItems; ++i) {
+      const auto first = px.begin() + static_cast<std::ptrdiff_t>((i % images) * per);
+      cycled.insert(cycled.end(), first, first + static_cast<std::ptrdiff_t>(per));
+    }
+    const std::size_t dim = static_cast<std::size_t>(model.config().embed_dim);
+    check_batches(std::string(name) + " images", dim, [&](int first, int count) {
+      return model.encode_images(cycled.data() + static_cast<std::size_t>(first) * per, count)
+          .embeds;
+    });
+    const auto ids = golden_ids();
+    check_batches(std::string(name) + " texts", dim, [&](int first, int count) {
+      std::vector<std::vector<int>> batch;
+      // Reversed order inside the batch: every caption meets other neighbours and paddings.
+      for (int i = count - 1; i >= 0; --i)
+        batch.push_back(ids[static_cast<std::size_t>(first + i) % ids.size()]);
+      const auto out = model.encode_texts(batch).embeds;
+      std::vector<float> ordered(out.size());
+      for (int i = 0; i < count; ++i) {
+        std::copy_n(out.begin() + static_cast<std::ptrdiff_t>(i * dim), dim,
+                    ordered.begin() + static_cast<std::ptrdiff_t>((count - 1 - i) * dim));
+      }
+      return ordered;
+    });
+  }
+}
+
+TEST(DeterminismAllFamilies, ClipResNetImages) {
+  const auto model = ClipModel::load((kFixtures / "resnet" / "tiny-rn.pt").string());
+  auto t = read_safetensors_f32(kFixtures / "resnet" / "tiny-rn-expected.safetensors");
+  const auto& px = t.at("pixels").second;
+  const std::size_t images = static_cast<std::size_t>(t.at("pixels").first[0]);
+  const std::size_t per = px.size() / images;
+  std::vector<float> cycled;
+  for (int i = 0; i < kItems; ++i) {
+    const auto first = px.begin() + static_cast<std::ptrdiff_t>((i % images) * per);
+    cycled.insert(cycled.end(), first, first + static_cast<std::ptrdiff_t>(per));
+  }
+  check_batches(
+      "RN images", static_cast<std::size_t>(model.config().embed_dim), [&](int first, int count) {
+        return model.encode_images(cycled.data() + static_cast<std::size_t>(first) * per, count)
+            .embeds;
+      });
+}
+
+TEST(DeterminismAllFamilies, Gpt2LogProbabilities) {
+  Gpt2Model model = Gpt2Model::load(kFixtures.parent_path() / "golden" / "gpt2_tiny" / "f32");
+  const auto j = nlohmann::json::parse(
+      read_file(kFixtures.parent_path() / "golden" / "gpt2_tiny" / "expected.json"));
+  std::vector<std::vector<int>> seqs;
+  for (const auto& s : j["expected"]["f32"])
+    seqs.push_back(s["ids"].get<std::vector<int>>());
+  // Every item scored as the same 12-token prefix of its sequence (fixed dim), sequences of
+  // other lengths around it.
+  constexpr std::size_t kTokens = 12;
+  std::vector<std::vector<int>> items;
+  for (int i = 0; i < kItems; ++i) {
+    auto s = seqs[static_cast<std::size_t>(i) % seqs.size()];
+    while (s.size() < kTokens + 1)
+      s.insert(s.end(), s.begin(), s.end());
+    s.resize(kTokens + 1 + static_cast<std::size_t>(i % 3));
+    items.push_back(s);
+  }
+  check_batches("GPT-2 log-probabilities", kTokens, [&](int first, int count) {
+    std::vector<std::vector<int>> batch(items.begin() + first, items.begin() + first + count);
+    const auto scored = model.score(batch, Gpt2Options{});
+    std::vector<float> out;
+    for (const auto& s : scored) {
+      for (std::size_t k = 0; k < kTokens; ++k)
+        out.push_back(static_cast<float>(s.log_probs[k]));
+    }
+    return out;
+  });
+}
+
+ImageBytes shared_image(const std::string& name) {
+  ImageBytes b;
+  b.name = name;
+  b.source = kGolden + "images/" + name;
+  b.bytes = read_file(b.source);
+  return b;
+}
+
+const std::vector<std::string> kImageNames = {"chelsea_odd.jpg", "astronaut_portrait.jpg",
+                                              "coffee_1920x1281.jpg"};
+const std::vector<std::string> kCaptions = {"a dog bites a man", "a man bites a dog",
+                                            "The old cat sits under a tree.", "naïve résumé",
+                                            "two"};
+
+TEST(DeterminismAllFamilies, ViltPairScores) {
+  for (const char* head : {"tiny-rank", "tiny-itm"}) {
+    const ViltRuntime rt = ViltRuntime::load(kFixtures / "vilt" / head, {});
+    std::vector<ViltImageEmbeds> embeds;
+    for (const auto& n : kImageNames) {
+      embeds.push_back(rt.model->embed_image(
+          vilt_preprocess(decode_image(shared_image(n)), rt.model->config())));
+    }
+    check_batches(std::string("ViLT ") + head, 1, [&](int first, int count) {
+      std::vector<std::vector<int>> ids;
+      std::vector<const ViltImageEmbeds*> ims;
+      for (int i = first; i < first + count; ++i) {
+        ids.push_back(rt.encode(kCaptions[static_cast<std::size_t>(i) % kCaptions.size()]));
+        ims.push_back(&embeds[static_cast<std::size_t>(i / 5) % embeds.size()]);
+      }
+      const auto s = rt.model->score(ids, ims).scores;
+      return std::vector<float>(s.begin(), s.end());
+    });
+  }
+}
+
+TEST(DeterminismAllFamilies, FlavaPairScoresBothHeads) {
+  for (FlavaHead head : {FlavaHead::Itm, FlavaHead::Contrastive}) {
+    std::vector<std::function<ImageBytes()>> readers;
+    for (const auto& n : kImageNames)
+      readers.emplace_back([n] { return shared_image(n); });
+    std::vector<std::pair<std::size_t, std::size_t>> pairs;
+    for (int i = 0; i < kItems; ++i) {
+      pairs.emplace_back(static_cast<std::size_t>(i) % kCaptions.size(),
+                         static_cast<std::size_t>(i / 5) % kImageNames.size());
+    }
+    const auto score = [&](int batch, int first, int count) {
+      FlavaRunOptions o;
+      o.batch_size = batch;
+      o.image_batch = batch;
+      FlavaRuntime rt = FlavaRuntime::load(kFixtures / "flava" / "tiny-pretraining", head, o);
+      std::vector<std::pair<std::size_t, std::size_t>> part(pairs.begin() + first,
+                                                            pairs.begin() + first + count);
+      const auto s = flava_score_pairs(rt, readers, kCaptions, part);
+      return std::vector<float>(s.begin(), s.end());
+    };
+    // The runtime batches internally: the batch size is its option, the items one call.
+    Restore restore;
+    set_compute_threads(1);
+    const auto alone_all = score(1, 0, kItems);
+    for (const Setting& s : kSettings) {
+      apply(s);
+      for (int batch : s.batches) {
+        const auto all = score(batch, 0, kItems);
+        ASSERT_EQ(all.size(), alone_all.size());
+        for (std::size_t i = 0; i < all.size(); ++i) {
+          ASSERT_EQ(std::memcmp(&all[i], &alone_all[i], sizeof(float)), 0)
+              << "FLAVA " << to_string(head) << " pair " << i << ", " << describe(s, batch);
+        }
+      }
+    }
+  }
+}
+
+TEST(DeterminismAllFamilies, ProvenanceNamesTheKernels) {
+  EXPECT_EQ(kernel_version(), "winokit-kernels-1");
+  EXPECT_TRUE(kernel_isa() == "avx2-fma" || kernel_isa() == "portable-fma") << kernel_isa();
+  EXPECT_NE(cpu_description(), "");
+  const auto vit = ClipModel::load(kGolden + "models/tiny-quickgelu-hf");
+  EXPECT_EQ(vit.compute_signature(), kernel_version());
+  const auto rn = ClipModel::load((kFixtures / "resnet" / "tiny-rn.pt").string());
+  EXPECT_EQ(rn.compute_signature(), kernel_version());
+}
+
+}  // namespace
+}  // namespace winokit
