@@ -265,7 +265,7 @@ std::string html_report(const EvalResult& r, const ReportContext& ctx,
   b << "<h2>Overall</h2>" << legend() << "<div class=\"side\"><div class=\"chart\">"
     << svg_group_chart({r.overall}, "Overall") << "</div>";
   b << "<div class=\"scroll\"><table><tr><th>Metric</th><th>Score</th><th>Chance</th><th>" << level
-    << "% t interval over " << r.options.folds << " folds</th><th>" << level
+    << "% " << fold_column_label(r.options) << "</th><th>" << level
     << "% bootstrap percentile</th><th>" << level
     << "% bootstrap BCa</th><th>p vs chance</th></tr>";
   for (std::size_t m = 0; m < kMetricCount; ++m) {

@@ -61,8 +61,8 @@ std::string markdown_report(const EvalResult& r, const ReportContext& ctx) {
 
   const int level = static_cast<int>(r.options.confidence * 100 + 0.5);
   md << "### Intervals (" << level << "%) and tests against chance\n\n";
-  md << "| Metric | Score | t over " << r.options.folds
-     << " folds (paper) | Bootstrap percentile | Bootstrap BCa | p vs chance | > chance (paper) | "
+  md << "| Metric | Score | " << fold_column_label(r.options)
+     << " | Bootstrap percentile | Bootstrap BCa | p vs chance | > chance (paper) | "
         "significant (binomial p < "
      << alpha_text(r.options.alpha) << ") |\n";
   md << "|---|---:|---:|---:|---:|---:|---|---|\n";
@@ -155,7 +155,7 @@ std::string markdown_compare(const CompareResult& c) {
   const int level = static_cast<int>(c.options.confidence * 100 + 0.5);
   md << "## Leaderboard (N = " << (c.leaderboard.empty() ? 0 : c.leaderboard[0].n) << ")\n\n";
   md << "| Rank | Run | Text | Image | Group | Group " << level << "% bootstrap | Group " << level
-     << "% t over " << c.options.folds << " folds |\n";
+     << "% " << fold_column_label(c.options) << " |\n";
   md << "|---:|---|---:|---:|---:|---:|---:|\n";
   for (std::size_t i = 0; i < c.leaderboard.size(); ++i) {
     const auto& g = c.leaderboard[i];

@@ -31,6 +31,7 @@ expect "eval writes every output" 0 "" -- "$WINOKIT" eval --data syn --scorer ra
 for f in r.json r.csv r.per.jsonl r.scores.jsonl r.html r.md; do
   [ -s "$f" ] && ok "wrote $f" || not_ok "wrote $f"
 done
+strict_csv r.csv && ok "eval --csv is a plain CSV" || not_ok "eval --csv strict" "$(head -3 r.csv)"
 [ "$(wc -l < r.scores.jsonl)" -eq 140 ] && ok "official scores: 4 lines per example" || not_ok "official scores line count"
 [ "$(wc -l < r.per.jsonl)" -eq 35 ] && ok "per-example: 1 line per example" || not_ok "per-example line count"
 grep -q '"sha256"' r.json && grep -q '"bootstrap_resamples": 500' r.json && ok "json has hashes and options" || not_ok "json provenance"
@@ -59,6 +60,7 @@ expect "exact secondary grouping is stated" 0 "exact: only examples whose second
 "$WINOKIT" eval --data syn --scorer oracle --bootstrap 100 --scores-out oracle.jsonl --quiet 2>/dev/null
 expect "compare: leaderboard and McNemar" 0 "\| 1 \| oracle \| 100.00" -- "$WINOKIT" compare oracle.jsonl rnd=r.scores.jsonl --data syn --bootstrap 300 --json cmp.json --html cmp.html --csv cmp.csv
 grep -q '"mcnemar_exact_p"' cmp.json && [ -s cmp.html ] && [ -s cmp.csv ] && ok "compare outputs" || not_ok "compare outputs"
+strict_csv cmp.csv && ok "compare --csv is a plain CSV" || not_ok "compare --csv strict" "$(head -3 cmp.csv)"
 expect "compare needs two runs" 2 "" -- "$WINOKIT" compare oracle.jsonl --data syn
 
 # --- bad input: clear message, non-zero exit, nothing written ---
@@ -227,6 +229,9 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
   expect "swow generates instances" 0 "wrote 7 instances" -- "$WINOKIT" swow --graph wg/swow.csv --images wg/images --out wg/inst.csv --seed 3
   expect "winogavil zero-shot with a model" 0 "\| All \| 7 \| [0-9]+\.[0-9] \| [0-9]+ \|" -- "$WINOKIT" winogavil --data wg/inst.csv --model "$HFM" --images wg/images --name tiny --bootstrap 200 --predictions-out wg/pred.csv --json wg/r.json --html wg/r.html --csv wg/r.csv
   [ -s wg/r.html ] && [ -s wg/r.csv ] && grep -q '"chance_percent"' wg/r.json && ok "winogavil outputs" || not_ok "winogavil outputs"
+  for f in wg/r.csv wg/pred.csv wg/inst.csv; do
+    strict_csv "$f" && ok "$f is a plain CSV" || not_ok "$f strict" "$(head -3 "$f")"
+  done
   want=$(grep -o '| All | 7 | [0-9.]* |' <("$WINOKIT" winogavil --data wg/inst.csv --model "$HFM" --images wg/images --name tiny --bootstrap 200))
   got=$(grep -o '| All | 7 | [0-9.]* |' <("$WINOKIT" winogavil --data wg/pred.csv --predictions-column tiny_predictions --bootstrap 200))
   [ -n "$want" ] && [ "$want" = "$got" ] && ok "re-scoring the written predictions reproduces the model's row" || not_ok "predictions round trip" "$want vs $got"

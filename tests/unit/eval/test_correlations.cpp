@@ -64,16 +64,38 @@ TEST(PairCorrelation, RawScoresAgainstPerCaptionCovariate) {
   }
 }
 
-TEST(PairCorrelation, PerplexityCovariateFromComputedValues) {
+TEST(PairCorrelation, PerplexityCovariatesFromComputedValues) {
   WinogroundDataset ds = test::dataset_of(2);
-  std::vector<CaptionPerplexity> v = {
-      {0, 0, 3, 10.0}, {0, 1, 3, 20.0}, {1, 0, 3, 30.0}, {1, 1, 3, 50.0}};
-  Covariate c = perplexity_covariate(ds, v, "gpt2");
-  ASSERT_TRUE(c.per_caption());
-  EXPECT_EQ(*c.values[1], 40.0);
-  const std::string csv = perplexity_csv(ds, v, false);
-  EXPECT_EQ(csv.substr(0, 2), "# ");
-  EXPECT_NE(csv.find("\nid,caption,tokens,perplexity\n0,0,3,10\n"), std::string::npos) << csv;
+  // mean_nll, exp(mean_nll), 2^mean_nll
+  auto caption = [](std::size_t ex, int c, double nll) {
+    return CaptionPerplexity{ex, c, 3, nll, std::exp(nll), std::exp2(nll)};
+  };
+  std::vector<CaptionPerplexity> v = {caption(0, 0, 1.0), caption(0, 1, 2.0), caption(1, 0, 3.0),
+                                      caption(1, 1, 5.0)};
+  auto covs = perplexity_covariates(ds, v, "gpt2");
+  ASSERT_EQ(covs.size(), 2u);
+  // The official computation first, named as such; the textbook perplexity beside it.
+  EXPECT_EQ(covs[0].name, "perplexity_exp2");
+  EXPECT_EQ(covs[1].name, "perplexity");
+  ASSERT_TRUE(covs[0].per_caption());
+  EXPECT_EQ(*covs[0].caption_values[1][1], 32.0);
+  EXPECT_EQ(*covs[0].values[1], (8.0 + 32.0) / 2);
+  EXPECT_DOUBLE_EQ(*covs[1].caption_values[0][1], std::exp(2.0));
+  // A plain CSV: header first, no comment line (Python's csv and pandas read it as it is).
+  const std::string csv = perplexity_csv(ds, v);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "id,caption,tokens,mean_nll,perplexity,perplexity_exp2");
+  EXPECT_NE(csv.find("\n1,1,3,5,148.4131591025766,32\n"), std::string::npos) << csv;
+  // exp and exp2 are both monotone: Spearman's rho agrees, Pearson's r does not.
+  std::vector<WinogroundScores> scores = {{{0.1, 0.5, 0.3, 0.9}}, {{0.2, 0.7, 0.4, 0.6}}};
+  EvalOptions opt;
+  opt.bootstrap_resamples = 10;
+  EvalResult r = evaluate(ds, scores, {{}, covs}, opt);
+  ASSERT_EQ(r.pair_correlations.size(), 3u);  // caption length, perplexity_exp2, perplexity
+  const auto& official = r.pair_correlations[1];
+  const auto& textbook = r.pair_correlations[2];
+  EXPECT_EQ(official.covariate, "perplexity_exp2");
+  EXPECT_DOUBLE_EQ(official.spearman.r, textbook.spearman.r);
+  EXPECT_GT(std::abs(official.pearson.r - textbook.pearson.r), 1e-3);
 }
 
 CompareResult board(const std::vector<std::pair<std::string, std::array<double, 3>>>& runs) {
