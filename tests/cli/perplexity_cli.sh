@@ -76,6 +76,10 @@ expect "compare --run-info: Table 7" 0 "needs at least 3" -- "$WINOKIT" compare 
 grep -q "| pretraining_pairs | group | 4 |" t7.md && grep -q "Without a:" t7.md && grep -q "| pretraining_pairs | group | 3 |" t7.md && ok "with and without the excluded run" || not_ok "Table 7 rows" "$(cat t7.md | tail -20)"
 grep -q "Not computed: 'params': 1 run(s) with a value; a correlation across runs needs at least 3" t7.md && ok "too few runs: a message, not NaN" || not_ok "too few runs message"
 grep -q '"run_correlations"' t7.json && grep -q "Table 7" t7.html && ok "JSON and HTML carry Table 7" || not_ok "JSON/HTML Table 7"
+grep -q "Scores against run information (Appendix B)" t7.html && [ "$(grep -o '<circle' t7.html | wc -l)" -eq 15 ] && ok "compare --html: Appendix B scatter, a point per run and score" || not_ok "Appendix B scatter" "$(grep -o '<circle' t7.html | wc -l)"
+printf 'run,arch,attention\na,dual encoder,none\nb,dual encoder,none\nc,cross encoder,merged\nd,cross encoder,co-attention\n' > cat.csv
+expect "compare --run-info: categorical columns grouped, not refused" 0 "\| dual encoder \| 2 \| a, b \|" -- "$WINOKIT" compare a.jsonl b.jsonl c.jsonl d.jsonl --data ds --bootstrap 100 --run-info cat.csv --json cat.json
+grep -q '"category_definition"' cat.json && ok "JSON carries the categorical groups" || not_ok "categorical JSON"
 expect "compare: two runs are a message" 0 "at least 3" -- "$WINOKIT" compare a.jsonl b.jsonl --data ds --bootstrap 100 --run-info info.csv
 expect "compare: unknown excluded run" 2 "no run of that name" -- "$WINOKIT" compare a.jsonl b.jsonl c.jsonl --data ds --bootstrap 100 --run-info info.csv --exclude-from-correlation clip
 expect "help: perplexity" 0 "Usage|OPTIONS" -- "$WINOKIT" perplexity --help

@@ -48,6 +48,37 @@ cmp -s r.md again2.md && ok "per-example JSONL is a scores file too" || not_ok "
 "$WINOKIT" eval --data syn --scores table.txt --name random --seed 5 --bootstrap 500 --markdown again3.md >/dev/null 2>&1
 cmp -s r.md again3.md && ok "white-space table with NBSP gives the same tables" || not_ok "table format" "$(head -3 table.txt)"
 
+# --- the paper's intervals (Appendix A) from a published-layout score table ---
+# 400 examples whose outcomes are FLAVA contrastive's (recomputed from the published
+# baselines/FLAVA/FLAVA_contrastive_scores.txt; digit = text + 2 x image), written in that file's
+# layout: multi-word tags ("Negation, Scope") and empty secondary tags.
+mkdir -p paper400
+python3 - paper400 <<'PY'
+import json, sys
+out = sys.argv[1]
+outcomes = ("0003020330000013000001000131010000000110000003010003133001010003000100001132100200001200203202"
+            "1110010001000000001000000001003100010011103000000120110030030000000020000100323000000100010100"
+            "0000000000000031130000010000200000003000000000030100001000000012200000000300010101001000000002"
+            "0010000000000001100001030000010002003003331003000010000001010200110001000000311003301000000303"
+            "131300002000021010001000")
+# c0i0 c0i1 c1i0 c1i1 for: neither, text only, image only, both.
+scores = {0: (1, 1, 1, 1), 1: (3, 4, 1, 5), 2: (3, 1, 4, 5), 3: (4, 1, 1, 4)}
+with open(f"{out}/examples.jsonl", "w") as ex, open(f"{out}/scores.txt", "w") as sc:
+    sc.write("ID tag secondary_tag num_main_preds collapsed_tag C0I0 C0I1 C1I0 C1I1\n")
+    for i, d in enumerate(outcomes):
+        tag = "Negation, Scope" if i % 3 == 0 else "Noun"
+        second = "Symbolic, Series" if i % 5 == 0 else ""
+        ex.write(json.dumps({"id": i, "caption_0": "a b", "caption_1": "b a", "image_0": f"ex_{i}_img_0",
+                             "image_1": f"ex_{i}_img_1", "tag": tag, "secondary_tag": second,
+                             "num_main_preds": 1, "collapsed_tag": "Relation"}) + "\n")
+        sc.write(f"{i} {tag} {second} 1 Relation " + " ".join(map(str, scores[int(d)])) + "\n")
+PY
+expect "published score table: the paper's Appendix A row for FLAVA contrastive" 0 "\| text \| 25\.25 \| \[19\.99, 30\.51\]" -- "$WINOKIT" eval --data paper400 --scores paper400/scores.txt --bootstrap 100 --markdown paper.md
+grep -q "| image | 13.50 | \[8.55, 18.45\]" paper.md && grep -q "| group | 9.00 | \[5.10, 12.90\]" paper.md && ok "image and group intervals as published" || not_ok "Appendix A image/group" "$(grep -E '^\| (text|image|group) \|' paper.md)"
+grep -q "t over 4 folds (paper)" paper.md && grep -q "random.shuffle" paper.md && ok "the paper's interval is named with its method" || not_ok "interval label"
+"$WINOKIT" eval --data paper400 --scores paper400/scores.txt --bootstrap 100 --fold-split id-order --markdown idorder.md >/dev/null 2>&1
+grep -q "t over 4 folds (id order)" idorder.md && ! grep -q "folds (paper)" idorder.md && ok "the id-order split is never labelled paper" || not_ok "id-order label"
+
 # --- tag sets, covariates, grouping option ---
 printf '{"0": [], "1": ["Unusual Image"], "2": ["Unusual Image", "Visually Difficult"]}\n' > hard.json
 printf 'id,perplexity\n' > ppl.csv; for i in $(seq 0 34); do echo "$i,$((i * 7 % 11))" >> ppl.csv; done

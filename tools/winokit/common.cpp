@@ -291,7 +291,8 @@ void ModelFlags::add_to(CLI::App& app, bool required) {
   auto* opt = app.add_option(
       "--model", model,
       "Checkpoint: CLIP (a Hugging Face or OpenCLIP folder, or OpenAI's .pt file: RN50.pt, "
-      "ViT-B-32.pt, ...), or a ViLT folder (eval, score, winogavil, retrieval, heatmap)");
+      "ViT-B-32.pt, ...), a ViLT folder (eval, score, winogavil, retrieval, heatmap) or a "
+      "FLAVA folder (eval, score, winogavil, retrieval)");
   if (required) opt->required();
   app.add_option("--threads", threads, "Compute threads (0: all cores)")
       ->capture_default_str()

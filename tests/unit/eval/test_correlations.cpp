@@ -161,8 +161,47 @@ TEST(RunCorrelation, FewerThanThreeRunsIsAMessageNotNaN) {
   EXPECT_TRUE(rc.sets[0].rows.empty());
   ASSERT_EQ(rc.sets[0].messages.size(), 1u);
   EXPECT_NE(rc.sets[0].messages[0].find("at least 3"), std::string::npos);
-  EXPECT_THROW(load_run_info(dir.write("j.csv", "run,pairs\na,lots\n").string()), InputError);
+  EXPECT_THROW(load_run_info(dir.write("j.csv", "run,pairs\na,inf\n").string()), InputError);
   EXPECT_THROW(load_run_info(dir.write("k.csv", "run,pairs\na,1\na,2\n").string()), InputError);
+}
+
+// The paper's section 6.2: run information that is not numeric (architecture, attention type)
+// groups the runs, with the mean score and a t interval over the runs of each value; the
+// numeric columns keep their points for the Appendix B scatter plots.
+TEST(RunCorrelation, CategoricalColumnsGroupRunsWithMeansAndIntervals) {
+  test::TempDir dir;
+  RunInfo info = load_run_info(
+      dir.write("i.csv", "run,arch,pairs\na,dual,400\nb,cross,1800\nd,dual,12\ne,cross,NA\n")
+          .string());
+  EXPECT_EQ(info.columns, std::vector<std::string>{"pairs"});
+  EXPECT_EQ(info.categorical_columns, std::vector<std::string>{"arch"});
+  CompareResult c = board({{"a", {0.30, 0.10, 0.08}},
+                           {"b", {0.25, 0.12, 0.07}},
+                           {"c", {0.20, 0.08, 0.05}},
+                           {"d", {0.40, 0.15, 0.11}},
+                           {"e", {0.10, 0.05, 0.02}}});
+  c.options.confidence = 0.95;
+  RunCorrelations rc = correlate_runs(c, info, {});
+  ASSERT_EQ(rc.sets[0].categories.size(), 1u);
+  const auto& t = rc.sets[0].categories[0];
+  EXPECT_EQ(t.column, "arch");
+  ASSERT_EQ(t.groups.size(), 2u);
+  EXPECT_EQ(t.groups[0].value, "cross");
+  EXPECT_EQ(t.groups[0].runs, (std::vector<std::string>{"b", "e"}));
+  EXPECT_NEAR(t.groups[0].mean[kText], 0.175, 1e-12);
+  const auto& dual = t.groups[1];
+  EXPECT_EQ(dual.runs, (std::vector<std::string>{"a", "d"}));
+  EXPECT_NEAR(dual.mean[kText], 0.35, 1e-12);
+  // t(0.975, 1 df) = 12.706204736174698; sd = 0.1 / sqrt(2); half = t * sd / sqrt(2) = t * 0.05.
+  EXPECT_NEAR(dual.interval[kText].low, 0.35 - 12.706204736174698 * 0.05, 1e-9);
+  EXPECT_NEAR(dual.interval[kText].high, 0.35 + 12.706204736174698 * 0.05, 1e-9);
+  // The Appendix B points: every run with a value, in compare's order.
+  ASSERT_EQ(rc.points.at("pairs").size(), 3u);
+  EXPECT_EQ(rc.points.at("pairs")[2], (std::pair<std::string, double>{"d", 12}));
+  // A single run of a value has a mean and no interval.
+  RunInfo one = load_run_info(dir.write("o.csv", "run,arch\na,dual\nb,cross\n").string());
+  auto rc1 = correlate_runs(board({{"a", {0.1, 0.1, 0.1}}, {"b", {0.2, 0.2, 0.2}}}), one, {});
+  EXPECT_FALSE(rc1.sets[0].categories[0].groups[0].interval[kGroup].valid());
 }
 
 }  // namespace
