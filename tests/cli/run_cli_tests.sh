@@ -73,7 +73,8 @@ with open(f"{out}/examples.jsonl", "w") as ex, open(f"{out}/scores.txt", "w") as
                              "num_main_preds": 1, "collapsed_tag": "Relation"}) + "\n")
         sc.write(f"{i} {tag} {second} 1 Relation " + " ".join(map(str, scores[int(d)])) + "\n")
 PY
-expect "published score table: the paper's Appendix A row for FLAVA contrastive" 0 "\| text \| 25\.25 \| \[19\.99, 30\.51\]" -- "$WINOKIT" eval --data paper400 --scores paper400/scores.txt --bootstrap 100 --markdown paper.md
+expect "published score table: the paper's Appendix A row for FLAVA contrastive" 0 "\| text \| 25\.25 \| \[19\.99, 30\.51\]" -- "$WINOKIT" eval --data paper400 --scores paper400/scores.txt --bootstrap 100
+"$WINOKIT" eval --data paper400 --scores paper400/scores.txt --bootstrap 100 --markdown paper.md >/dev/null 2>&1
 grep -q "| image | 13.50 | \[8.55, 18.45\]" paper.md && grep -q "| group | 9.00 | \[5.10, 12.90\]" paper.md && ok "image and group intervals as published" || not_ok "Appendix A image/group" "$(grep -E '^\| (text|image|group) \|' paper.md)"
 grep -q "t over 4 folds (paper)" paper.md && grep -q "random.shuffle" paper.md && ok "the paper's interval is named with its method" || not_ok "interval label"
 "$WINOKIT" eval --data paper400 --scores paper400/scores.txt --bootstrap 100 --fold-split id-order --markdown idorder.md >/dev/null 2>&1
@@ -86,6 +87,19 @@ expect "extra tag set with No Tag group" 0 "\| No Tag \| 1 \|" -- "$WINOKIT" eva
 expect "named tag set" 0 "Tag set: why" -- "$WINOKIT" eval --data syn --scorer oracle --bootstrap 100 --tags why=hard.json
 expect "covariate correlations" 0 "\| perplexity \| group \| 35 \|" -- "$WINOKIT" eval --data syn --scorer random --bootstrap 100 --covariate ppl.csv
 expect "exact secondary grouping is stated" 0 "exact: only examples whose secondary_tag is exactly one tag" -- "$WINOKIT" eval --data syn --scorer oracle --bootstrap 100 --secondary-grouping exact
+
+# --- retrieval ties: strict (default) and the official metrics.py convention ---
+# An order-blind matrix: both captions of a pair score 1 on both of its images, 0 elsewhere.
+python3 - <<'PY'
+import json, struct
+n = 70  # syn: 35 examples, 2N x 2N
+vals = [1.0 if r // 2 == c // 2 else 0.0 for r in range(n) for c in range(n)]
+head = json.dumps({"scores": {"dtype": "F32", "shape": [n, n], "data_offsets": [0, 4 * n * n]}}).encode()
+head += b" " * (-len(head) % 8)
+open("blind.safetensors", "wb").write(struct.pack("<Q", len(head)) + head + struct.pack(f"<{n * n}f", *vals))
+PY
+expect "retrieval: ties count against the model by default" 0 "\| text -> image \| 0\.00 \| 100\.00 \| 100\.00 \| 100\.00 \| 2 \|" -- "$WINOKIT" retrieval --data syn --matrix blind.safetensors
+expect "retrieval --ties official: the correct item first among ties (metrics.py)" 0 "\| text -> image \| 100\.00 \| 100\.00 \| 100\.00 \| 100\.00 \| 1 \|" -- "$WINOKIT" retrieval --data syn --matrix blind.safetensors --ties official
 
 # --- compare ---
 "$WINOKIT" eval --data syn --scorer oracle --bootstrap 100 --scores-out oracle.jsonl --quiet 2>/dev/null
@@ -113,6 +127,10 @@ expect "missing scores file" 3 "absent.jsonl: not found" -- "$WINOKIT" eval --da
 expect "scores and scorer are exclusive" 2 "exactly one of --scores" -- "$WINOKIT" eval --data syn --scores r.scores.jsonl --scorer random
 mkdir -p realish && printf '{"id": 0, "caption_0": "a b", "caption_1": "b a", "image_0": "x", "image_1": "y"}\n' > realish/examples.jsonl
 expect "oracle refuses real data" 2 "needs scene descriptions" -- "$WINOKIT" eval --data realish --scorer oracle
+python3 -c 'import json; print(json.dumps({str(i): [] for i in range(400)}))' > alltags.json
+expect "a 400-id tag file on a 35-example subset: the extra ids ignored, one line" 0 "alltags.json: 365 ids not in the dataset ignored \(the file covers all 35 examples" -- "$WINOKIT" eval --data syn --scorer random --bootstrap 50 --tags alltags.json
+python3 -c 'print("id,caption,perplexity"); [print(f"{i},{c},{i + c + 1}") for i in range(400) for c in (0, 1)]' > allppl.csv
+expect "a 400-id perplexity table on the subset" 0 "allppl.csv: 365 ids not in the dataset ignored" -- "$WINOKIT" eval --data syn --scorer random --bootstrap 50 --perplexity allppl.csv
 printf '{"0": [], "777": ["X"]}' > badtags.json
 expect "bad tag set" 2 "badtags.json:1: field '777': unknown example id" -- "$WINOKIT" eval --data syn --scorer random --tags badtags.json
 expect "missing output folders are created" 0 "" -- "$WINOKIT" eval --data syn --scorer random --bootstrap 50 --json no/such/dir/r.json --quiet
@@ -285,6 +303,11 @@ fi
 # --- WinoGAViL on files in the published layouts (issue 12) ---
 WGA="$FIXTURES/winogavil"
 expect "winogavil reads the published test set with predictions and the types file" 0 "\| Non Visual, Concept Related \| 2 \|" -- "$WINOKIT" winogavil --data "$WGA/test_sets_with_zero_shot_predictions/game_10_12_with_predictions.csv" --predictions-column clip_vit_32_predictions --types "$WGA/model_analysis_on_different_association_types.csv" --bootstrap 50
+"$WINOKIT" winogavil --data "$WGA/test_sets_with_zero_shot_predictions/game_5_6_with_predictions.csv" --predictions-column clip_vit_32_predictions --bootstrap 50 --csv wga.csv --predictions-out wgp.csv --quiet >/dev/null 2>&1
+for f in wga.csv wgp.csv; do
+  strict_csv "$f" && ok "winogavil: $f is a plain CSV" || not_ok "winogavil $f strict" "$(head -3 "$f")"
+done
+expect "winogavil: the game rival's column of Table 10 (100 - score_fool_the_ai)" 0 "\| 6 \| - \| 67\.0 \(1\) \|" -- "$WINOKIT" winogavil --data "$WGA/test_sets_with_zero_shot_predictions/game_5_6_with_predictions.csv" --predictions-column clip_vit_32_predictions --bootstrap 50
 expect "winogavil prints Table 10 (candidates x k with N)" 0 "^\| 12 \| 33\.3 \(1\) \| 20\.0 \(1\) \|" -- "$WINOKIT" winogavil --data "$WGA/test_sets_with_zero_shot_predictions/game_10_12_with_predictions.csv" --predictions-column clip_vit_32_predictions --bootstrap 50
 expect "winogavil labels the solvers' column and quotes the paper" 0 "Human performance \(new annotators" -- "$WINOKIT" winogavil --data "$WGA/swow.csv" --predictions-column associations --bootstrap 50
 sed 's/,1,0,random,0$/,77.78,0,random,0/' "$WGA/game_10_12.csv" > wg_percent.csv

@@ -9,7 +9,7 @@
 //   auto covs = winokit::load_covariates("perplexity.csv", dataset);
 //   winokit::Covariate len = winokit::caption_length_covariate(dataset);
 //   auto ppl = winokit::caption_perplexities(dataset, gpt2, tokenizer, {});   // GPT-2
-//   std::string csv = winokit::perplexity_csv(dataset, ppl, false);
+//   std::string csv = winokit::perplexity_csv(dataset, ppl);   // a plain CSV, no comment line
 #pragma once
 
 #include <array>
