@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <set>
 
 #include "winokit/core/error.hpp"
 #include "winokit/core/hash.hpp"
@@ -59,11 +60,19 @@ std::vector<Covariate> load_covariates(const std::string& file, const Winoground
   std::vector<std::vector<std::array<std::optional<double>, 2>>> seen(
       value_cols.size(), std::vector<std::array<std::optional<double>, 2>>(n));
   std::vector<std::array<std::size_t, 2>> seen_line(n, {0, 0});
+  std::optional<Location> first_unknown;
+  std::string first_unknown_id;
+  std::set<std::string> unknown_ids;
   for (const auto& row : table.rows) {
     const std::string& id = row.cells[*id_col];
     auto index = dataset.find(std::string(trim(id)));
     if (!index) {
-      throw InputError({file, row.line, table.header[*id_col]}, "unknown example id '" + id + "'");
+      if (!first_unknown) {
+        first_unknown = Location{file, row.line, table.header[*id_col]};
+        first_unknown_id = id;
+      }
+      unknown_ids.insert(std::string(trim(id)));
+      continue;
     }
     std::size_t k = 0;
     if (caption_col) {
@@ -92,9 +101,24 @@ std::vector<Covariate> load_covariates(const std::string& file, const Winoground
       seen[c][*index][k] = *v;
     }
   }
+  if (first_unknown) {
+    std::size_t missing = 0;
+    for (const auto& lines : seen_line)
+      missing += lines[0] == 0 && lines[1] == 0;
+    if (missing > 0) {
+      throw InputError(*first_unknown,
+                       "unknown example id '" + first_unknown_id + "' (" +
+                           std::to_string(unknown_ids.size()) + " ids not in the dataset, and " +
+                           std::to_string(missing) + " of its " + std::to_string(n) +
+                           " examples not in the file)",
+                       "the file is for another dataset than " + dataset.examples_path.string() +
+                           "; a file for a larger set is read when it covers every example");
+    }
+  }
   std::vector<Covariate> out;
   for (std::size_t c = 0; c < value_cols.size(); ++c) {
     Covariate cov;
+    cov.ignored_ids = unknown_ids.size();
     cov.name = table.header[value_cols[c]];
     cov.source = file;
     cov.sha256 = hash;
@@ -215,37 +239,52 @@ std::vector<CaptionPerplexity> caption_perplexities(const WinogroundDataset& dat
     double sum = 0;
     for (double lp : log_probs[k])
       sum += lp;
-    out[k].perplexity = std::exp(-sum / static_cast<double>(log_probs[k].size()));
+    out[k].mean_nll = -sum / static_cast<double>(log_probs[k].size());
+    out[k].perplexity = std::exp(out[k].mean_nll);
+    out[k].perplexity_exp2 = std::exp2(out[k].mean_nll);
   }
   return out;
 }
 
 std::string perplexity_csv(const WinogroundDataset& dataset,
-                           const std::vector<CaptionPerplexity>& values, bool bos) {
-  std::string csv = "# " + perplexity_definition(bos) + "\nid,caption,tokens,perplexity\n";
+                           const std::vector<CaptionPerplexity>& values) {
+  std::string csv = std::string("id,caption,tokens,mean_nll,") + kPerplexityTextbook + "," +
+                    kPerplexityOfficial + "\n";
+  auto num = [](double v) {
+    char b[40];
+    std::snprintf(b, sizeof b, "%.17g", v);
+    return std::string(b);
+  };
   for (const auto& v : values) {
-    char num[40];
-    std::snprintf(num, sizeof num, "%.17g", v.perplexity);
     csv += csv_escape(dataset.examples[v.example].id) + "," + std::to_string(v.caption) + "," +
-           std::to_string(v.tokens) + "," + num + "\n";
+           std::to_string(v.tokens) + "," + num(v.mean_nll) + "," + num(v.perplexity) + "," +
+           num(v.perplexity_exp2) + "\n";
   }
   return csv;
 }
 
-Covariate perplexity_covariate(const WinogroundDataset& dataset,
-                               const std::vector<CaptionPerplexity>& values, std::string source) {
-  Covariate cov;
-  cov.name = "perplexity";
-  cov.source = std::move(source);
-  cov.values.resize(dataset.examples.size());
-  cov.caption_values.resize(dataset.examples.size());
-  for (const auto& v : values)
-    cov.caption_values[v.example][static_cast<std::size_t>(v.caption)] = v.perplexity;
-  for (std::size_t i = 0; i < dataset.examples.size(); ++i) {
-    const auto& cv = cov.caption_values[i];
-    if (cv[0] && cv[1]) cov.values[i] = (*cv[0] + *cv[1]) / 2.0;
+std::vector<Covariate> perplexity_covariates(const WinogroundDataset& dataset,
+                                             const std::vector<CaptionPerplexity>& values,
+                                             const std::string& source) {
+  std::vector<Covariate> out;
+  for (const char* name : {kPerplexityOfficial, kPerplexityTextbook}) {
+    Covariate cov;
+    cov.name = name;
+    cov.source = source;
+    cov.values.resize(dataset.examples.size());
+    cov.caption_values.resize(dataset.examples.size());
+    const bool official = std::string(name) == kPerplexityOfficial;
+    for (const auto& v : values) {
+      cov.caption_values[v.example][static_cast<std::size_t>(v.caption)] =
+          official ? v.perplexity_exp2 : v.perplexity;
+    }
+    for (std::size_t i = 0; i < dataset.examples.size(); ++i) {
+      const auto& cv = cov.caption_values[i];
+      if (cv[0] && cv[1]) cov.values[i] = (*cv[0] + *cv[1]) / 2.0;
+    }
+    out.push_back(std::move(cov));
   }
-  return cov;
+  return out;
 }
 
 }  // namespace winokit

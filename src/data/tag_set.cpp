@@ -1,5 +1,7 @@
 #include "winokit/data/tag_set.hpp"
 
+#include <algorithm>
+
 #include "winokit/core/error.hpp"
 #include "winokit/core/hash.hpp"
 #include "winokit/core/text.hpp"
@@ -67,12 +69,18 @@ TagSet load_tag_set(const std::string& spec, const WinogroundDataset& dataset) {
     throw InputError({file, 0, ""}, "expected a JSON object mapping example id to a list of tags");
   }
   set.tags.assign(dataset.examples.size(), std::nullopt);
+  std::optional<Location> first_unknown;
+  std::string first_unknown_id;
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     Location where{file, line_of_key(text, it.key()), it.key()};
     auto index = dataset.find(it.key());
     if (!index) {
-      throw InputError(where, "unknown example id '" + it.key() + "'",
-                       "the id is not in " + dataset.examples_path.string());
+      if (!first_unknown) {
+        first_unknown = where;
+        first_unknown_id = it.key();
+      }
+      ++set.ignored_ids;
+      continue;
     }
     if (!it.value().is_array()) throw InputError(where, "expected a list of tags");
     std::vector<std::string> tags;
@@ -83,6 +91,19 @@ TagSet load_tag_set(const std::string& spec, const WinogroundDataset& dataset) {
       tags.emplace_back(trim(tag.get<std::string>()));
     }
     set.tags[*index] = std::move(tags);
+  }
+  if (first_unknown) {
+    const auto missing =
+        static_cast<std::size_t>(std::count(set.tags.begin(), set.tags.end(), std::nullopt));
+    if (missing > 0) {
+      throw InputError(*first_unknown,
+                       "unknown example id '" + first_unknown_id + "' (" +
+                           std::to_string(set.ignored_ids) + " ids not in the dataset, and " +
+                           std::to_string(missing) + " of its " +
+                           std::to_string(dataset.examples.size()) + " examples not in the file)",
+                       "the file is for another dataset than " + dataset.examples_path.string() +
+                           "; a file for a larger set is read when it covers every example");
+    }
   }
   return set;
 }

@@ -1,6 +1,7 @@
 #include "winokit/data/variants.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -173,8 +174,25 @@ struct WordNet::Impl {
     return {words, pointers};
   }
 
+  // A base form of a surface word: the lemma, its part of speech and how the word inflects it
+  // (the suffix rule's surface suffix and lemma ending; `irregular` for an exception list).
+  struct BaseForm {
+    std::string lemma;
+    int pos = 0;
+    std::string suffix, ending;
+    bool irregular = false;
+  };
+
   // morphy: exception lists, then the suffix rules, keeping forms in the index.
   std::vector<std::pair<std::string, int>> base_forms(const std::string& word) const {
+    std::vector<std::pair<std::string, int>> out;
+    for (const auto& f : inflected_forms(word))
+      if (std::find(out.begin(), out.end(), std::pair{f.lemma, f.pos}) == out.end())
+        out.emplace_back(f.lemma, f.pos);
+    return out;
+  }
+
+  std::vector<BaseForm> inflected_forms(const std::string& word) const {
     static const std::vector<std::vector<std::pair<std::string, std::string>>> kRules = {
         {{"s", ""},
          {"ses", "s"},
@@ -194,24 +212,147 @@ struct WordNet::Impl {
          {"ing", ""}},
         {{"er", ""}, {"est", ""}, {"er", "e"}, {"est", "e"}},
         {}};
-    std::vector<std::pair<std::string, int>> out;
+    std::vector<BaseForm> out;
     for (int pos = 0; pos < 4; ++pos) {
-      auto add = [&](const std::string& w) {
-        if (index[static_cast<std::size_t>(pos)].count(w) &&
-            std::find(out.begin(), out.end(), std::pair{w, pos}) == out.end()) {
-          out.emplace_back(w, pos);
-        }
+      auto add = [&](const std::string& w, BaseForm f) {
+        if (!index[static_cast<std::size_t>(pos)].count(w)) return;
+        for (const auto& o : out)
+          if (o.lemma == w && o.pos == pos) return;
+        f.lemma = w;
+        f.pos = pos;
+        out.push_back(std::move(f));
       };
-      add(word);
+      add(word, {});
       if (auto e = exceptions[static_cast<std::size_t>(pos)].find(word);
           e != exceptions[static_cast<std::size_t>(pos)].end())
-        add(e->second);
+        add(e->second, {{}, pos, {}, {}, true});
       for (const auto& [suffix, repl] : kRules[static_cast<std::size_t>(pos)]) {
         if (word.size() > suffix.size() &&
             word.compare(word.size() - suffix.size(), suffix.size(), suffix) == 0) {
-          add(word.substr(0, word.size() - suffix.size()) + repl);
+          add(word.substr(0, word.size() - suffix.size()) + repl, {{}, pos, suffix, repl, false});
         }
       }
+    }
+    return out;
+  }
+
+  // The words of a relation of one synset (`symbol` "" : the synset's own words).
+  std::vector<std::string> relation_words(int pos, const std::string& lemma,
+                                          const std::string& symbol) const {
+    std::vector<std::string> out;
+    const long first = index[static_cast<std::size_t>(pos)].at(lemma).offsets.front();
+    auto [words, pointers] = synset(pos, first, symbol.empty() ? "\x01" : symbol);
+    if (symbol.empty()) {
+      for (const auto& w : words)
+        if (to_lower_ascii(w) != lemma) out.push_back(w);
+    } else {
+      for (const auto& [offset, target] : pointers) {
+        auto target_words = synset(target, offset, "\x01").first;
+        if (!target_words.empty()) out.push_back(target_words.front());
+      }
+    }
+    return out;
+  }
+
+  int most_tagged_pos(const std::string& word) const {
+    int best = -1, tagged = -1;
+    for (const auto& [lemma, pos] : base_forms(word)) {
+      const int t = index[static_cast<std::size_t>(pos)].at(lemma).tagged;
+      if (t > tagged) {
+        tagged = t;
+        best = pos;
+      }
+    }
+    return best;
+  }
+
+  // The parts of speech caption word i may have in its context, by the words around it:
+  // after a determiner, a preposition, an adjective or at the start, a noun or an adjective
+  // ("a young person"); after a form of "be", an adjective or a participle; after another word
+  // (the subject, a noun), a verb when the word has a verb reading ("a person kisses").
+  std::set<int> context_pos(const std::vector<std::string>& words, std::size_t i) const {
+    static const std::set<std::string> kModifierContext = {
+        "",        "a",      "an",      "the",     "this",    "that",    "these",  "those",
+        "some",    "his",    "her",     "their",   "its",     "my",      "your",   "our",
+        "each",    "every",  "no",      "another", "one",     "two",     "three",  "four",
+        "five",    "many",   "few",     "several", "more",    "most",    "less",   "fewer",
+        "in",      "on",     "at",      "with",    "from",    "to",      "of",     "by",
+        "for",     "into",   "onto",    "under",   "over",    "behind",  "above",  "below",
+        "near",    "inside", "outside", "than",    "without", "through", "across", "around",
+        "between", "beside", "toward",  "towards", "and",     "or",      "very",   "other"};
+    static const std::set<std::string> kBe = {"is", "are",  "was",   "were",
+                                              "be", "been", "being", "am"};
+    constexpr int kNoun = 0, kVerb = 1, kAdj = 2, kAdv = 3;
+    const std::string prev = i == 0 ? "" : to_lower_ascii(words[i - 1]);
+    const std::string word = to_lower_ascii(words[i]);
+    const bool participle = word.size() > 3 && (word.ends_with("ing") || word.ends_with("ed"));
+    if (kModifierContext.count(prev)) return {kNoun, kAdj};
+    if (kBe.count(prev)) return participle ? std::set<int>{kAdj, kVerb} : std::set<int>{kAdj};
+    const int prev_pos = most_tagged_pos(prev);
+    if (prev_pos == kAdj || prev_pos == kAdv) return {kNoun, kAdj};
+    bool has_verb = false;
+    for (const auto& [lemma, pos] : base_forms(word))
+      has_verb = has_verb || pos == kVerb;
+    if (has_verb) return {kVerb};
+    return {kNoun, kAdj, kAdv};
+  }
+
+  // `replacement` (a lemma, maybe several words) inflected as `form` inflects its lemma:
+  // nullopt when that cannot be done reliably (an irregular form).
+  static std::optional<std::string> inflect(const std::string& replacement, const BaseForm& form) {
+    if (form.irregular) return std::nullopt;
+    if (form.suffix.empty()) return replacement;
+    // Nouns inflect their last word ("domestic dogs"), verbs their first ("looks at").
+    std::vector<std::string> parts = split_whitespace(replacement);
+    if (parts.empty()) return std::nullopt;
+    std::string& head = form.pos == 1 ? parts.front() : parts.back();
+    const std::string& s = form.suffix;
+    // English's regular rules for the inflection the word shows (the rule's own ending is the
+    // original lemma's: "kisses" is kiss + "es", "osculate" takes "s").
+    if (s == "men") {
+      if (!head.ends_with("man")) return std::nullopt;
+      head = head.substr(0, head.size() - 3) + "men";
+    } else if (s == "s" || s == "es" || s == "ies" || s.ends_with("es")) {
+      const bool sibilant = head.ends_with("s") || head.ends_with("x") || head.ends_with("z") ||
+                            head.ends_with("ch") || head.ends_with("sh");
+      const bool consonant_y =
+          head.size() > 1 && head.back() == 'y' &&
+          std::string("aeiou").find(head[head.size() - 2]) == std::string::npos;
+      head = consonant_y ? head.substr(0, head.size() - 1) + "ies" : head + (sibilant ? "es" : "s");
+    } else if (s == "ed") {
+      head += head.ends_with("e") ? "d" : "ed";
+    } else if (s == "ing") {
+      head =
+          (head.ends_with("e") && !head.ends_with("ee") ? head.substr(0, head.size() - 1) : head) +
+          "ing";
+    } else if (s == "er" || s == "est") {
+      head += head.ends_with("e") ? s.substr(1) : s;
+    } else {
+      return std::nullopt;
+    }
+    std::string out;
+    for (const auto& p : parts)
+      out += (out.empty() ? "" : " ") + p;
+    return out;
+  }
+
+  std::vector<std::string> related_in_context(const std::vector<std::string>& words, std::size_t i,
+                                              const std::string& symbol) const {
+    const std::set<int> allowed = context_pos(words, i);
+    auto forms = inflected_forms(to_lower_ascii(words[i]));
+    std::erase_if(forms, [&](const BaseForm& f) { return !allowed.count(f.pos); });
+    std::stable_sort(forms.begin(), forms.end(), [&](const auto& a, const auto& b) {
+      return index[static_cast<std::size_t>(a.pos)].at(a.lemma).tagged >
+             index[static_cast<std::size_t>(b.pos)].at(b.lemma).tagged;
+    });
+    std::vector<std::string> out;
+    for (const auto& form : forms) {
+      for (const auto& r : relation_words(form.pos, form.lemma, symbol)) {
+        if (auto inflected = inflect(r, form);
+            inflected && std::find(out.begin(), out.end(), *inflected) == out.end())
+          out.push_back(*inflected);
+      }
+      if (!out.empty()) break;
     }
     return out;
   }
@@ -299,6 +440,13 @@ std::vector<std::string> WordNet::hypernyms(const std::string& w) const {
 std::vector<std::string> WordNet::hyponyms(const std::string& w) const {
   return impl_->related(w, "~");
 }
+std::vector<std::string> WordNet::in_context(const std::vector<std::string>& words, std::size_t i,
+                                             WordRelation relation) const {
+  const char* symbol = relation == WordRelation::Synonym    ? ""
+                       : relation == WordRelation::Hypernym ? "@"
+                                                            : "~";
+  return impl_->related_in_context(words, i, symbol);
+}
 
 std::map<std::string, std::string> load_substitutions(const std::string& file) {
   Table t = read_table(read_text_file(file), file);
@@ -348,43 +496,45 @@ std::vector<CaptionVariant> generate_variants(const WinogroundDataset& ds, Varia
   std::vector<CaptionVariant> out;
   for (std::size_t e = 0; e < ds.examples.size(); ++e) {
     const auto& ex = ds.examples[e];
-    Rng rng(derive_seed(o.seed, std::string(to_string(method)) + "/" + ex.id));
-    // Candidate (word, replacement) pairs from caption 0; the captions share their words.
-    std::vector<std::pair<std::string, std::string>> options;
-    std::set<std::string> seen;
-    for (const auto& raw : split_whitespace(ex.captions[0])) {
-      const std::string w = to_lower_ascii(raw);
-      if (!content_word(w) || !seen.insert(w).second) continue;
-      std::vector<std::string> repl;
-      switch (method) {
-        case VariantMethod::Synonym:
-          repl = wn->synonyms(w);
-          break;
-        case VariantMethod::Hypernym:
-          repl = wn->hypernyms(w);
-          break;
-        case VariantMethod::Hyponym:
-          repl = wn->hyponyms(w);
-          break;
-        case VariantMethod::Substitution:
-          if (auto it = o.substitutions.find(w); it != o.substitutions.end()) repl = {it->second};
-          break;
+    // Each caption on its own, as the official augmentation script (generate_variants over
+    // caption_0, then caption_1): its own words, replacements and seeded stream.
+    for (int c = 0; c < 2; ++c) {
+      const std::string& caption = ex.captions[static_cast<std::size_t>(c)];
+      Rng rng(derive_seed(o.seed,
+                          std::string(to_string(method)) + "/" + ex.id + "/" + std::to_string(c)));
+      const std::vector<std::string> words = split_whitespace(caption);
+      std::vector<std::pair<std::string, std::string>> options;  // (word, replacement)
+      std::set<std::string> seen;
+      for (std::size_t i = 0; i < words.size(); ++i) {
+        const std::string w = to_lower_ascii(words[i]);
+        if (!content_word(w) || !seen.insert(w).second) continue;
+        std::vector<std::string> repl;
+        switch (method) {
+          case VariantMethod::Synonym:
+            repl = wn->in_context(words, i, WordRelation::Synonym);
+            break;
+          case VariantMethod::Hypernym:
+            repl = wn->in_context(words, i, WordRelation::Hypernym);
+            break;
+          case VariantMethod::Hyponym:
+            repl = wn->in_context(words, i, WordRelation::Hyponym);
+            break;
+          case VariantMethod::Substitution:
+            if (auto it = o.substitutions.find(w); it != o.substitutions.end()) repl = {it->second};
+            break;
+        }
+        if (repl.empty()) continue;
+        options.emplace_back(w, repl[rng.below(static_cast<std::uint32_t>(repl.size()))]);
       }
-      if (repl.empty()) continue;
-      options.emplace_back(w, repl[rng.below(static_cast<std::uint32_t>(repl.size()))]);
-    }
-    shuffle(options, rng);
-    int made = 0;
-    for (const auto& [word, with] : options) {
-      if (made >= o.per_caption) break;
-      bool any = false;
-      for (int c = 0; c < 2; ++c) {
-        const std::string text = substitute(ex.captions[static_cast<std::size_t>(c)], word, with);
-        if (text == ex.captions[static_cast<std::size_t>(c)]) continue;
+      shuffle(options, rng);
+      int made = 0;
+      for (const auto& [word, with] : options) {
+        if (made >= o.per_caption) break;
+        const std::string text = substitute(caption, word, with);
+        if (text == caption) continue;
         out.push_back({e, c, to_string(method), text, {}});
-        any = true;
+        ++made;
       }
-      made += any;
     }
   }
   return out;

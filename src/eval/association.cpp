@@ -141,12 +141,19 @@ AssociationResult evaluate_associations(const AssociationDataset& ds,
     c.candidates = nk.first;
     c.k = nk.second;
     c.n = members.size();
+    double rival = 0;
     for (std::size_t i : members) {
       c.mean += r.per_instance[i];
       c.chance += expected_random_jaccard(nk.first, nk.second);
+      // The game's rival: fool-the-AI = 100 - its Jaccard (percent), as the game stored it.
+      if (const auto& fool = ds.instances[i].fool_the_ai) {
+        rival += (100.0 - *fool) / 100.0;
+        ++c.rival_n;
+      }
     }
     c.mean /= static_cast<double>(c.n);
     c.chance /= static_cast<double>(c.n);
+    if (c.rival_n > 0) c.rival = rival / static_cast<double>(c.rival_n);
     r.cross.push_back(c);
   }
 

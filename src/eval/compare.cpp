@@ -91,10 +91,29 @@ RunInfo load_run_info(const std::string& file) {
   for (std::size_t c = 0; c < table.header.size(); ++c) {
     if (c == *name_col) continue;
     cols.push_back(c);
-    info.columns.push_back(table.header[c]);
-    info.values[table.header[c]];
   }
-  if (cols.empty()) throw InputError({file, 1, ""}, "no numeric column besides the run name");
+  if (cols.empty()) throw InputError({file, 1, ""}, "no column besides the run name");
+  auto missing = [](const std::string& cell) {
+    return cell.empty() || cell == "NA" || cell == "na" || cell == "n/a";
+  };
+  // A column with a value that is not a number is categorical.
+  std::vector<bool> categorical(cols.size(), false);
+  for (const auto& row : table.rows) {
+    for (std::size_t k = 0; k < cols.size(); ++k) {
+      const std::string cell(trim(row.cells[cols[k]]));
+      if (!missing(cell) && !parse_double(cell)) categorical[k] = true;
+    }
+  }
+  for (std::size_t k = 0; k < cols.size(); ++k) {
+    const std::string& name = table.header[cols[k]];
+    if (categorical[k]) {
+      info.categorical_columns.push_back(name);
+      info.categories[name];
+    } else {
+      info.columns.push_back(name);
+      info.values[name];
+    }
+  }
   std::map<std::string, std::size_t> seen;
   for (const auto& row : table.rows) {
     const std::string name(trim(row.cells[*name_col]));
@@ -106,7 +125,11 @@ RunInfo load_run_info(const std::string& file) {
     }
     for (std::size_t k = 0; k < cols.size(); ++k) {
       const std::string cell(trim(row.cells[cols[k]]));
-      if (cell.empty() || cell == "NA" || cell == "na" || cell == "n/a") continue;
+      if (missing(cell)) continue;
+      if (categorical[k]) {
+        info.categories[table.header[cols[k]]][name] = cell;
+        continue;
+      }
       auto v = parse_double(cell);
       if (!v || !std::isfinite(*v)) {
         throw InputError({file, row.line, table.header[cols[k]]},
@@ -116,6 +139,13 @@ RunInfo load_run_info(const std::string& file) {
     }
   }
   return info;
+}
+
+std::string run_category_text(double confidence) {
+  return "runs grouped by the value of a non-numeric column (N = runs with that value): the "
+         "mean of their scores with a " +
+         std::to_string(static_cast<int>(confidence * 100 + 0.5)) +
+         "% t interval over runs (mean +- t(n-1 df) x sd / sqrt(n); none for a single run)";
 }
 
 std::string run_correlation_text() {
@@ -166,7 +196,44 @@ RunCorrelations correlate_runs(const CompareResult& result, const RunInfo& info,
         set.rows.push_back({column, m, runs, pearson(x, y), spearman(x, y)});
       }
     }
+    for (const auto& column : info.categorical_columns) {
+      std::map<std::string, std::vector<std::string>> by_value;
+      for (const auto& name : result.names) {
+        if (std::find(excluded.begin(), excluded.end(), name) != excluded.end()) continue;
+        const auto& values = info.categories.at(column);
+        if (auto it = values.find(name); it != values.end()) by_value[it->second].push_back(name);
+      }
+      RunCategoryTable table{column, {}};
+      for (const auto& [value, runs] : by_value) {
+        RunCategoryGroup g{value, runs, {}, {}};
+        const double n = static_cast<double>(runs.size());
+        for (std::size_t m : {kText, kImage, kGroup}) {
+          double sum = 0;
+          for (const auto& r : runs)
+            sum += stats.at(r)->metrics[m].value;
+          g.mean[m] = sum / n;
+          if (runs.size() < 2) continue;
+          double ss = 0;
+          for (const auto& r : runs) {
+            const double d = stats.at(r)->metrics[m].value - g.mean[m];
+            ss += d * d;
+          }
+          const double half = student_t_quantile((1.0 + result.options.confidence) / 2.0, n - 1) *
+                              std::sqrt(ss / (n - 1)) / std::sqrt(n);
+          g.interval[m] = {g.mean[m] - half, g.mean[m] + half};
+        }
+        table.groups.push_back(std::move(g));
+      }
+      set.categories.push_back(std::move(table));
+    }
     out.sets.push_back(std::move(set));
+  }
+  for (const auto& column : info.columns) {
+    auto& pts = out.points[column];
+    for (const auto& name : result.names) {
+      const auto& values = info.values.at(column);
+      if (auto it = values.find(name); it != values.end()) pts.emplace_back(name, it->second);
+    }
   }
   return out;
 }

@@ -21,10 +21,22 @@ Outcome judge(const WinogroundScores& s) {
 }
 
 std::string fold_method_text(const EvalOptions& o) {
-  return "the paper's interval: examples split in id order into " + std::to_string(o.folds) +
-         " equal groups, mean of the group scores +- Student's t (" + std::to_string(o.folds - 1) +
-         " df) x standard error, " + std::to_string(static_cast<int>(o.confidence * 100 + 0.5)) +
-         "%";
+  const std::string level = std::to_string(static_cast<int>(o.confidence * 100 + 0.5)) + "%";
+  const std::string t = "mean of the group scores +- Student's t (" + std::to_string(o.folds - 1) +
+                        " df) x standard error, " + level;
+  if (o.fold_split == FoldSplit::IdOrder) {
+    return "t over folds in id order (not the paper's split): examples split in id order into " +
+           std::to_string(o.folds) + " consecutive groups, " + t;
+  }
+  return "the paper's interval (Winoground Appendix A): examples in the order of Python's "
+         "random.seed(" +
+         std::to_string(o.fold_seed) + "); random.shuffle(list(range(N))), split into " +
+         std::to_string(o.folds) + " consecutive groups, " + t + ", lower bound clipped at 0";
+}
+
+std::string fold_column_label(const EvalOptions& o) {
+  return "t over " + std::to_string(o.folds) + " folds" +
+         (o.fold_split == FoldSplit::IdOrder ? " (id order)" : " (paper)");
 }
 
 std::string bootstrap_method_text(const EvalOptions& o) {
@@ -87,7 +99,10 @@ GroupStats group_stats(const std::string& name, const std::vector<std::size_t>& 
     values.reserve(bits.size());
     for (auto b : bits)
       values.push_back((b >> m) & 1u);
-    s.fold_t = fold_t_interval(values, options.folds, options.confidence);
+    s.fold_t =
+        options.fold_split == FoldSplit::IdOrder
+            ? fold_t_interval(values, options.folds, options.confidence)
+            : paper_fold_t_interval(values, options.folds, options.confidence, options.fold_seed);
     s.bootstrap_percentile = boot.percentile[m];
     s.bootstrap_bca = boot.bca[m];
     s.p_vs_chance = binomial_upper_tail(s.correct, g.n, kChance[m]);

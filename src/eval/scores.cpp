@@ -178,8 +178,36 @@ void read_per_example(const std::vector<std::string_view>& lines, Collector& out
   }
 }
 
+// The published per-example score tables (baselines/*/..._scores.txt of
+// nightingal3/winoground-project) are white-space separated with the header `ID tag
+// secondary_tag num_main_preds collapsed_tag C0I0 C0I1 C1I0 C1I1`, but their tags hold spaces
+// ("Negation, Scope") and may be empty (two spaces), so a row has as many fields as the words of
+// its tags. When the header's first column is the id and its last four the four scores, each
+// row's first field is the id and its last four fields the scores, whatever lies between.
+// Returns the header positions of c0_i0 ... c1_i1 among the last four, or nullopt when the
+// header is not laid out that way.
+std::optional<std::array<std::size_t, 4>> id_first_scores_last(const Table& table,
+                                                               std::size_t id_col) {
+  const std::size_t n = table.header.size();
+  if (id_col != 0 || n < 5) return std::nullopt;
+  std::array<std::size_t, 4> cols{};
+  std::array<bool, 4> seen{};
+  for (std::size_t k = n - 4; k < n; ++k) {
+    auto name = normalize_column_name(table.header[k]);
+    std::optional<std::size_t> p;
+    for (std::size_t q = 0; q < 4; ++q)
+      if (name == normalize_column_name(pair_label(q))) p = q;
+    if (!p || seen[*p]) return std::nullopt;
+    seen[*p] = true;
+    cols[*p] = k;
+  }
+  return cols;
+}
+
 void read_table_scores(std::string_view text, Collector& out, const std::string& file) {
-  Table table = read_table(text, file);
+  TableLimits limits;
+  limits.ragged_whitespace_rows = true;
+  Table table = read_table(text, file, limits);
   auto id_col = table.find_column({"id", "example_id", "example", "ex_id"});
   if (!id_col) {
     throw InputError({file, 1, "id"}, "the header has no id column",
@@ -194,15 +222,43 @@ void read_table_scores(std::string_view text, Collector& out, const std::string&
     }
     cols[p] = *col;
   }
+  const std::size_t width = table.header.size();
+  // Positional reading: only for white-space tables laid out as the published ones.
+  std::optional<std::array<std::size_t, 4>> positional;
+  if (table.format == TableFormat::Whitespace) positional = id_first_scores_last(table, *id_col);
   for (const auto& row : table.rows) {
+    const std::size_t fields = row.cells.size();
+    std::array<std::size_t, 4> at = cols;
+    if (positional) {
+      if (fields < 5) {
+        throw InputError({file, row.line, ""}, "expected an id and four scores, found " +
+                                                   std::to_string(fields) +
+                                                   (fields == 1 ? " field" : " fields"));
+      }
+      // Same header position from the end: the k-th of the last four header columns is the
+      // k-th of the row's last four fields.
+      for (std::size_t p = 0; p < 4; ++p)
+        at[p] = fields - (width - (*positional)[p]);
+    } else if (fields != width) {
+      throw InputError(
+          {file, row.line, ""},
+          "expected " + std::to_string(width) + " columns, found " + std::to_string(fields),
+          "a white-space separated row with another number of fields is only read "
+          "when the header's first column is the id and its last four are C0I0, "
+          "C0I1, C1I0, C1I1 (the published score tables); otherwise quote the "
+          "cells in a CSV");
+    }
     std::string id(trim(row.cells[*id_col]));
     for (std::size_t p = 0; p < 4; ++p) {
-      const std::string& cell = row.cells[cols[p]];
+      const std::string& cell = row.cells[at[p]];
+      const std::string& column = table.header[cols[p]];
       auto value = parse_double(cell);
       if (!value) {
-        throw InputError({file, row.line, table.header[cols[p]]}, "not a number: '" + cell + "'");
+        throw InputError({file, row.line, column},
+                         "not a number: '" + cell + "'" +
+                             (positional ? " (the last four fields of a row are its scores)" : ""));
       }
-      out.put(id, p, *value, row.line, table.header[cols[p]]);
+      out.put(id, p, *value, row.line, column);
     }
   }
 }

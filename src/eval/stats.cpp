@@ -64,6 +64,18 @@ std::optional<FoldInterval> fold_t_interval(const std::vector<double>& values, i
   return out;
 }
 
+std::optional<FoldInterval> paper_fold_t_interval(const std::vector<double>& values, int folds,
+                                                  double confidence, std::uint64_t seed) {
+  const std::vector<std::size_t> order = python_shuffled_range(values.size(), seed);
+  std::vector<double> shuffled;
+  shuffled.reserve(values.size());
+  for (std::size_t i : order)
+    shuffled.push_back(values[i]);
+  auto out = fold_t_interval(shuffled, folds, confidence);
+  if (out) out->ci.low = std::max(out->ci.low, 0.0);
+  return out;
+}
+
 namespace {
 
 // Linear-interpolated quantile of B values given as a histogram over integer counts

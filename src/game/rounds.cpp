@@ -103,7 +103,7 @@ json creator_status(Store& store, const GameRules& rules, std::int64_t user_id) 
       j["state"] = "pending";
       return j;
     }
-    fool += db_real(r[1]);
+    fool += official_fool_the_ai(db_real(r[1]));
     solvable += db_real(r[2]);
   }
   fool /= needed;
@@ -269,8 +269,9 @@ json Rounds::submit_round(const Session& s, std::int64_t round_id, const std::st
   check_picks(associations, candidates, k, "associations");
   // The rival answers outside the lock: it runs the text tower.
   const auto picks = impl_->rival.pick(clean, candidates, static_cast<int>(k));
-  const double model = jaccard_score(picks, associations);
-  const double fool = 100 - model;
+  // The official backend's integers: model = int(J * 100), fool-the-AI = 100 - model.
+  const double model = official_model_score(picks, associations);
+  const double fool = fool_the_ai_score(picks, associations);
   auto lease = impl_->connections.acquire();
   Database& db = *lease;
   Store store(db);
@@ -375,7 +376,7 @@ json Rounds::submit_solve(const Session& s, std::int64_t round_id,
       scores.push_back(db_real(row[0]));
     double mean = 0, sd = 0;
     mean_and_std(scores, mean, sd);
-    const double bonus = impl_->config.rules.bonus(db_real(r[4]), mean);
+    const double bonus = impl_->config.rules.bonus(official_fool_the_ai(db_real(r[4])), mean);
     store.run(Stmt::complete_round, {mean, sd, bonus, round_id});
     j["association_complete"] = true;
   }

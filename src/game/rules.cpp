@@ -11,6 +11,8 @@ namespace winokit {
 
 namespace {
 
+constexpr int kFullScore = 100;  // the 0-100 scale of every game score
+
 // Lower-cases UTF-8 text code point by code point (simple case mapping); returns false when
 // the text is not valid UTF-8.
 bool lower_utf8(const std::string& in, std::string& out) {
@@ -146,6 +148,33 @@ double jaccard_score(const std::vector<std::string>& a, const std::vector<std::s
     inter += sb.count(x);
   const std::size_t uni = sa.size() + sb.size() - inter;
   return 100.0 * static_cast<double>(inter) / static_cast<double>(uni);
+}
+
+int official_model_score(const std::vector<std::string>& picks,
+                         const std::vector<std::string>& associations) {
+  std::set<std::string> sa(picks.begin(), picks.end()),
+      sb(associations.begin(), associations.end());
+  if (sa.empty() && sb.empty()) return kFullScore;
+  std::size_t inter = 0;
+  for (const auto& x : sa)
+    inter += sb.count(x);
+  const std::size_t uni = sa.size() + sb.size() - inter;
+  // Python: int(len(s1 & s2) / len(s1 | s2) * 100): divide, then multiply, then truncate.
+  const double j = static_cast<double>(inter) / static_cast<double>(uni);
+  return static_cast<int>(std::trunc(j * kFullScore));
+}
+
+double fool_the_ai_score(const std::vector<std::string>& picks,
+                         const std::vector<std::string>& associations) {
+  return kFullScore - official_model_score(picks, associations);
+}
+
+double official_fool_the_ai(double stored) {
+  if (stored == std::trunc(stored)) return stored;
+  // 100 J for sets of up to a few dozen images is never within 1e-6 of an integer unless it is
+  // one; the guard absorbs the rounding of 100 - 100 J.
+  constexpr double kGuard = 1e-6;
+  return kFullScore - std::floor(kFullScore - stored + kGuard);
 }
 
 void mean_and_std(const std::vector<double>& v, double& mean, double& stddev) {

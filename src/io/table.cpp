@@ -34,12 +34,12 @@ std::string bytes_text(std::size_t bytes) {
 
 // Refuses a record as soon as it is read: too many columns, or not as many as the header.
 void check_record(const std::vector<TableRow>& records, const TableRow& row,
-                  const std::string& file, const TableLimits& limits) {
+                  const std::string& file, const TableLimits& limits, bool ragged = false) {
   if (row.cells.size() > limits.max_columns) {
     throw InputError({file, row.line, ""},
                      "more than " + std::to_string(limits.max_columns) + " columns");
   }
-  if (!records.empty() && row.cells.size() != records.front().cells.size()) {
+  if (!records.empty() && row.cells.size() != records.front().cells.size() && !ragged) {
     throw InputError({file, row.line, ""},
                      "expected " + std::to_string(records.front().cells.size()) +
                          " columns, found " + std::to_string(row.cells.size()));
@@ -146,7 +146,7 @@ std::vector<TableRow> parse_whitespace(std::string_view text, const std::string&
     }
     TableRow row{n + 1, split_whitespace(lines[n])};
     if (row.cells.empty()) continue;
-    check_record(records, row, file, limits);
+    check_record(records, row, file, limits, limits.ragged_whitespace_rows);
     records.push_back(std::move(row));
   }
   return records;
@@ -178,7 +178,8 @@ Table read_table(std::string_view text, const std::string& file, const TableLimi
   if (records.empty()) throw InputError({file, 0, ""}, "empty table: no header line");
   table.header = std::move(records.front().cells);
   for (std::size_t r = 1; r < records.size(); ++r) {
-    if (records[r].cells.size() != table.header.size()) {
+    const bool ragged_ok = table.format == TableFormat::Whitespace && limits.ragged_whitespace_rows;
+    if (records[r].cells.size() != table.header.size() && !ragged_ok) {
       throw InputError({file, records[r].line, ""},
                        "expected " + std::to_string(table.header.size()) + " columns, found " +
                            std::to_string(records[r].cells.size()));

@@ -29,11 +29,15 @@ double Gpt2Config::parameters() const {
 }
 
 std::string perplexity_definition(bool bos) {
-  return bos ? "perplexity = exp(mean negative log-likelihood of every caption token given the "
-               "tokens before it, with <|endoftext|> prepended as a start token; the evaluate "
-               "library's perplexity metric)"
-             : "perplexity = exp(mean negative log-likelihood of caption tokens 2..n given the "
-               "tokens before each, no start token; as GPT2LMHeadModel(ids, labels=ids))";
+  const std::string nll =
+      bos ? "mean negative log-likelihood (nats) of every caption token given the tokens before "
+            "it, with <|endoftext|> prepended as a start token"
+          : "mean negative log-likelihood (nats) of caption tokens 2..n given the tokens before "
+            "each, no start token; GPT2LMHeadModel(ids, labels=ids).loss";
+  return "mean_nll = " + nll + "; perplexity = exp(mean_nll), the textbook perplexity" +
+         (bos ? std::string(" (the evaluate library's perplexity metric)") : std::string()) +
+         "; perplexity_exp2 = 2^mean_nll, what the Winoground paper's official "
+         "statistics/compute_statistics.py correlates (Table 6, left)";
 }
 
 namespace {

@@ -1,4 +1,7 @@
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
 #include <sstream>
 
 #include "winokit/report/html_report.hpp"
@@ -265,7 +268,7 @@ std::string html_report(const EvalResult& r, const ReportContext& ctx,
   b << "<h2>Overall</h2>" << legend() << "<div class=\"side\"><div class=\"chart\">"
     << svg_group_chart({r.overall}, "Overall") << "</div>";
   b << "<div class=\"scroll\"><table><tr><th>Metric</th><th>Score</th><th>Chance</th><th>" << level
-    << "% t interval over " << r.options.folds << " folds</th><th>" << level
+    << "% " << fold_column_label(r.options) << "</th><th>" << level
     << "% bootstrap percentile</th><th>" << level
     << "% bootstrap BCa</th><th>p vs chance</th></tr>";
   for (std::size_t m = 0; m < kMetricCount; ++m) {
@@ -330,6 +333,61 @@ std::string html_report(const EvalResult& r, const ReportContext& ctx,
   b << provenance_html(prov);
   return page("Winoground report: " + ctx.model, b.str());
 }
+
+namespace {
+
+// One scatter plot: a point per (name, (x, y)), y a proportion on 0-100%; x on a log10 axis
+// when every x is positive and they span more than a factor of 100 (pretraining sizes).
+std::string svg_scatter(const std::vector<std::pair<std::string, std::pair<double, double>>>& xy,
+                        const std::string& x_label, const std::string& y_label, const char* color) {
+  constexpr double kLeft = 44, kTop = 16, kPlot = 180, kWidth = 240, kBottom = 44;
+  constexpr double kLogSpan = 100;
+  double lo = xy.front().second.first, hi = lo;
+  for (const auto& p : xy) {
+    lo = std::min(lo, p.second.first);
+    hi = std::max(hi, p.second.first);
+  }
+  const bool log_x = lo > 0 && hi / lo > kLogSpan;
+  auto tx = [&](double x) { return log_x ? std::log10(x) : x; };
+  double a = tx(lo), z = tx(hi);
+  if (z == a) {
+    a -= 1;
+    z += 1;
+  }
+  auto x_of = [&](double x) { return kLeft + 8 + (kWidth - 16) * (tx(x) - a) / (z - a); };
+  auto y_of = [&](double p) { return kTop + kPlot * (1.0 - p); };
+  const double width = kLeft + kWidth + 10, height = kTop + kPlot + kBottom;
+  std::ostringstream s;
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" width=\"" << fmt(width)
+    << "\" height=\"" << fmt(height) << "\" viewBox=\"0 0 " << fmt(width) << " " << fmt(height)
+    << "\"><title>" << html_escape(y_label + " against " + x_label) << "</title>";
+  for (int tick = 0; tick <= 100; tick += 25) {
+    const double y = y_of(tick / 100.0);
+    s << "<line x1=\"" << kLeft << "\" x2=\"" << fmt(kLeft + kWidth) << "\" y1=\"" << fmt(y)
+      << "\" y2=\"" << fmt(y) << "\" stroke=\"#eee\"/><text x=\"" << kLeft - 6 << "\" y=\""
+      << fmt(y + 4) << "\" font-size=\"11\" text-anchor=\"end\">" << tick << "</text>";
+  }
+  for (const auto& [name, p] : xy) {
+    char value[40];
+    std::snprintf(value, sizeof value, "%g", p.first);
+    s << "<circle cx=\"" << fmt(x_of(p.first)) << "\" cy=\"" << fmt(y_of(p.second))
+      << "\" r=\"4\" fill=\"" << color << "\"><title>" << html_escape(name) << ": "
+      << html_escape(x_label) << " " << value << ", " << html_escape(y_label) << " "
+      << percent(p.second) << "</title></circle>";
+  }
+  char lo_text[40], hi_text[40];
+  std::snprintf(lo_text, sizeof lo_text, "%g", lo);
+  std::snprintf(hi_text, sizeof hi_text, "%g", hi);
+  s << "<text x=\"" << fmt(kLeft + 8) << "\" y=\"" << fmt(kTop + kPlot + 14)
+    << "\" font-size=\"10\">" << lo_text << "</text><text x=\"" << fmt(kLeft + kWidth - 8)
+    << "\" y=\"" << fmt(kTop + kPlot + 14) << "\" font-size=\"10\" text-anchor=\"end\">" << hi_text
+    << "</text><text x=\"" << fmt(kLeft + kWidth / 2) << "\" y=\"" << fmt(kTop + kPlot + 32)
+    << "\" font-size=\"11\" text-anchor=\"middle\">" << html_escape(x_label)
+    << (log_x ? " (log scale)" : "") << " vs " << html_escape(y_label) << " (%)</text></svg>";
+  return s.str();
+}
+
+}  // namespace
 
 std::string html_compare(const CompareResult& c, const nlohmann::json& provenance) {
   return html_compare(c, provenance, nullptr);
@@ -404,6 +462,49 @@ std::string html_compare(const CompareResult& c, const nlohmann::json& provenanc
       }
       for (const auto& m : set.messages)
         b << "<p class=\"note\">Not computed: " << html_escape(m) << ".</p>";
+      for (const auto& t : set.categories) {
+        b << "<h4>By " << html_escape(t.column) << "</h4><p class=\"note\">"
+          << html_escape(run_category_text(c.options.confidence))
+          << ".</p><div class=\"scroll\"><table><tr><th>" << html_escape(t.column)
+          << "</th><th>N runs</th><th>Runs</th><th>Text</th><th>Image</th><th>Group</th></tr>";
+        for (const auto& g : t.groups) {
+          std::string runs;
+          for (const auto& r : g.runs)
+            runs += (runs.empty() ? "" : ", ") + r;
+          b << "<tr><td>" << html_escape(g.value) << "</td><td>" << g.runs.size() << "</td><td>"
+            << html_escape(runs) << "</td>";
+          for (std::size_t m : {kText, kImage, kGroup}) {
+            b << "<td>" << percent(g.mean[m])
+              << (g.interval[m].valid() ? " " + interval_text(g.interval[m]) : std::string())
+              << "</td>";
+          }
+          b << "</tr>";
+        }
+        b << "</table></div>";
+      }
+    }
+    if (!c.run_correlations->points.empty()) {
+      b << "<h2>Scores against run information (Appendix B)</h2><p class=\"note\">Each run's "
+           "text, image and group score against each numeric column of the run information, "
+           "one point per run with a value (hover for its name); a logarithmic axis where "
+           "the values are positive and span more than a factor of 100.</p>";
+      std::map<std::string, double> score[kMetricCount];
+      for (const auto& g : c.leaderboard)
+        for (std::size_t m = 0; m < kMetricCount; ++m)
+          score[m][g.name] = g.metrics[m].value;
+      for (const auto& [column, pts] : c.run_correlations->points) {
+        if (pts.empty()) continue;
+        b << "<h3>" << html_escape(column) << "</h3><div class=\"side\">";
+        for (std::size_t m = 0; m < kMetricCount; ++m) {
+          std::vector<std::pair<std::string, std::pair<double, double>>> xy;
+          for (const auto& [run, x] : pts)
+            xy.push_back({run, {x, score[m].at(run)}});
+          b << "<div class=\"chart\">"
+            << svg_scatter(xy, column, std::string(kMetricNames[m]) + " score", kColors[m])
+            << "</div>";
+        }
+        b << "</div>";
+      }
     }
   }
   if (examples) b << example_browser_html(*examples);

@@ -142,12 +142,40 @@ json json_compare(const CompareResult& c, const json& provenance) {
                         {"pearson", correlation_json(row.pearson)},
                         {"spearman", correlation_json(row.spearman)}});
       }
-      sets.push_back({{"excluded", set.excluded}, {"rows", rows}, {"messages", set.messages}});
+      json categories = json::array();
+      for (const auto& t : set.categories) {
+        json groups = json::array();
+        for (const auto& g : t.groups) {
+          json metrics = json::object();
+          for (std::size_t m : {kText, kImage, kGroup}) {
+            metrics[kMetricNames[m]] = {
+                {"mean_percent", g.mean[m] * 100},
+                {"interval", g.interval[m].valid() ? json{{"low", g.interval[m].low * 100},
+                                                          {"high", g.interval[m].high * 100}}
+                                                   : json(nullptr)}};
+          }
+          groups.push_back({{"value", g.value}, {"runs", g.runs}, {"metrics", metrics}});
+        }
+        categories.push_back({{"column", t.column}, {"groups", groups}});
+      }
+      sets.push_back({{"excluded", set.excluded},
+                      {"rows", rows},
+                      {"messages", set.messages},
+                      {"categories", categories}});
+    }
+    json points = json::object();
+    for (const auto& [column, pts] : c.run_correlations->points) {
+      json list = json::array();
+      for (const auto& [run, value] : pts)
+        list.push_back({{"run", run}, {"value", value}});
+      points[column] = list;
     }
     out["run_correlations"] = {{"file", c.run_correlations->file},
                                {"sha256", c.run_correlations->sha256},
                                {"definition", run_correlation_text()},
-                               {"sets", sets}};
+                               {"category_definition", run_category_text(c.options.confidence)},
+                               {"sets", sets},
+                               {"points", points}};
   }
   return out;
 }

@@ -61,8 +61,8 @@ std::string markdown_report(const EvalResult& r, const ReportContext& ctx) {
 
   const int level = static_cast<int>(r.options.confidence * 100 + 0.5);
   md << "### Intervals (" << level << "%) and tests against chance\n\n";
-  md << "| Metric | Score | t over " << r.options.folds
-     << " folds (paper) | Bootstrap percentile | Bootstrap BCa | p vs chance | > chance (paper) | "
+  md << "| Metric | Score | " << fold_column_label(r.options)
+     << " | Bootstrap percentile | Bootstrap BCa | p vs chance | > chance (paper) | "
         "significant (binomial p < "
      << alpha_text(r.options.alpha) << ") |\n";
   md << "|---|---:|---:|---:|---:|---:|---|---|\n";
@@ -122,7 +122,7 @@ std::string markdown_report(const EvalResult& r, const ReportContext& ctx) {
 namespace {
 
 // Table 7: the runs' scores against numbers about the runs.
-std::string markdown_run_correlations(const RunCorrelations& rc) {
+std::string markdown_run_correlations(const RunCorrelations& rc, double rc_confidence) {
   std::ostringstream md;
   md << "\n### Correlations with run information (Table 7)\n\n"
      << "Definition: " << run_correlation_text() << ". From " << rc.file << ".\n";
@@ -144,6 +144,23 @@ std::string markdown_run_correlations(const RunCorrelations& rc) {
     }
     for (const auto& m : set.messages)
       md << "\nNot computed: " << m << ".\n";
+    for (const auto& t : set.categories) {
+      md << "\nBy " << t.column << " (" << run_category_text(rc_confidence) << "):\n\n"
+         << "| " << t.column << " | N runs | Runs | Text | Image | Group |\n"
+         << "|---|---:|---|---:|---:|---:|\n";
+      for (const auto& g : t.groups) {
+        md << "| " << g.value << " | " << g.runs.size() << " |";
+        for (std::size_t i = 0; i < g.runs.size(); ++i)
+          md << (i == 0 ? " " : ", ") << g.runs[i];
+        md << " |";
+        for (std::size_t m : {kText, kImage, kGroup}) {
+          md << " " << percent(g.mean[m]);
+          if (g.interval[m].valid()) md << " " << interval_text(g.interval[m]);
+          md << " |";
+        }
+        md << "\n";
+      }
+    }
   }
   return md.str();
 }
@@ -155,7 +172,7 @@ std::string markdown_compare(const CompareResult& c) {
   const int level = static_cast<int>(c.options.confidence * 100 + 0.5);
   md << "## Leaderboard (N = " << (c.leaderboard.empty() ? 0 : c.leaderboard[0].n) << ")\n\n";
   md << "| Rank | Run | Text | Image | Group | Group " << level << "% bootstrap | Group " << level
-     << "% t over " << c.options.folds << " folds |\n";
+     << "% " << fold_column_label(c.options) << " |\n";
   md << "|---:|---|---:|---:|---:|---:|---:|\n";
   for (std::size_t i = 0; i < c.leaderboard.size(); ++i) {
     const auto& g = c.leaderboard[i];
@@ -178,7 +195,8 @@ std::string markdown_compare(const CompareResult& c) {
   md << "\nMethods: " << bootstrap_method_text(c.options)
      << "; McNemar: exact two-sided binomial test on the discordant examples; the paired "
         "bootstrap resamples examples and scores both runs on each resample.\n";
-  if (c.run_correlations) md << markdown_run_correlations(*c.run_correlations);
+  if (c.run_correlations)
+    md << markdown_run_correlations(*c.run_correlations, c.options.confidence);
   return md.str();
 }
 

@@ -12,6 +12,8 @@ Json options_json(const EvalOptions& o) {
       {"bootstrap_resamples", o.bootstrap_resamples},
       {"confidence", o.confidence},
       {"folds", o.folds},
+      {"fold_split", o.fold_split == FoldSplit::IdOrder ? "id-order" : "paper"},
+      {"fold_seed", o.fold_seed},
       {"alpha", o.alpha},
       {"secondary_grouping", o.secondary == SecondaryGrouping::Membership ? "membership" : "exact"},
       {"threads", 1}};

@@ -1,5 +1,6 @@
 #include "winokit/report/winogavil_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -140,6 +141,28 @@ std::string markdown_associations(const AssociationResult& r, const std::string&
       line[c.k] = pct1(c.mean) + " (" + std::to_string(c.n) + ")";
     }
     flush();
+    const bool rival = std::any_of(r.cross.begin(), r.cross.end(),
+                                   [](const AssociationCell& c) { return c.rival.has_value(); });
+    if (rival) {
+      md << "\nThe paper's model column of Table 10: the game's rival (CLIP RN50 in the official "
+            "backend), 100 - score_fool_the_ai of each instance, mean (%) with N in "
+            "parentheses.\n\n| Candidates |";
+      for (int k : ks)
+        md << " k = " << k << " |";
+      md << "\n|---|";
+      for (std::size_t i = 0; i < ks.size(); ++i)
+        md << "---:|";
+      md << "\n";
+      current = -1;
+      for (const auto& c : r.cross) {
+        if (c.candidates != current) {
+          flush();
+          current = c.candidates;
+        }
+        if (c.rival) line[c.k] = pct1(*c.rival) + " (" + std::to_string(c.rival_n) + ")";
+      }
+      flush();
+    }
   }
   md << "\n### Published reference values\n\n| What | Value | Source |\n|---|---|---|\n";
   for (const auto& p : winogavil_published_references())
@@ -168,6 +191,8 @@ json json_associations(const AssociationResult& r, const std::string& model,
                      {"k", c.k},
                      {"n", c.n},
                      {"mean_jaccard_percent", c.mean * 100},
+                     {"rival_jaccard_percent", c.rival ? json(*c.rival * 100) : json(nullptr)},
+                     {"rival_n", c.rival_n},
                      {"chance_percent", c.chance * 100}});
   }
   json refs = json::array();
@@ -250,10 +275,13 @@ std::string html_associations(const AssociationResult& r, const std::string& mod
   if (!r.cross.empty()) {
     b << "<h2>Candidates x associations (Table 10)</h2><div "
          "class=\"scroll\"><table><tr><th>Candidates</th><th>k</th>"
-         "<th>N</th><th>Mean Jaccard</th><th>Chance (exact)</th></tr>";
+         "<th>N</th><th>Mean Jaccard</th><th>Chance (exact)</th><th>Game rival (100 - "
+         "fool-the-AI; N)</th></tr>";
     for (const auto& c : r.cross) {
       b << "<tr><td>" << c.candidates << "</td><td>" << c.k << "</td><td>" << c.n << "</td><td>"
-        << pct1(c.mean) << "</td><td>" << pct1(c.chance) << "</td></tr>";
+        << pct1(c.mean) << "</td><td>" << pct1(c.chance) << "</td><td>"
+        << (c.rival ? pct1(*c.rival) + " (" + std::to_string(c.rival_n) + ")" : "-")
+        << "</td></tr>";
     }
     b << "</table></div>";
   }

@@ -36,6 +36,7 @@ for m in text image group; do
   [ "$want" = "$got" ] && ok "run winoground $m score = eval's ($got)" || not_ok "run winoground $m" "$want vs $got"
 done
 [ "$(wc -l < r.csv)" -eq 25 ] && head -1 r.csv | grep -q "^id,group,image,text$" && ok "run --csv: one row per item" || not_ok "run --csv" "$(head -2 r.csv)"
+strict_csv r.csv 4 && ok "run --csv is a plain CSV" || not_ok "run --csv strict" "$(head -3 r.csv)"
 grep -q '"sha256"' r.json && grep -q "Provenance" r.md && ok "run records provenance" || not_ok "run provenance"
 
 # The generic scores layout gives the same result as the official one.

@@ -51,6 +51,21 @@ kill "$PID"; wait "$PID" 2>/dev/null; PID=
 # The game feeds the benchmark: the export is evaluated by `winokit winogavil`.
 "$WINOKIT" game export --db game.db --min-solvable 0 --out export.csv 2>/dev/null
 complete=$(($(wc -l < export.csv) - 1))
+# A plain CSV (Python's csv, strict) with fool-the-AI as the official backend stores it: an
+# integer, 100 - int(100 J).
+if python3 - export.csv <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline=""), strict=True))
+head = rows[0]
+assert not head[0].startswith("#") and all(len(r) == len(head) for r in rows), "ragged"
+col = head.index("score_fool_the_ai")
+assert all(r[col].isdigit() and 0 <= int(r[col]) <= 100 for r in rows[1:]), "fool not an integer"
+PY
+then
+  echo "ok   - game export is a plain CSV with integer fool-the-AI scores"
+else
+  echo "FAIL - game export CSV"; head -3 export.csv; exit 1
+fi
 if [ "$complete" -gt 0 ] && "$WINOKIT" winogavil --data export.csv --images syn/images "${MODEL[@]}" \
      --bootstrap 10 --cache-dir cache > eval.md 2>&1 && grep -q "| All | $complete |" eval.md &&
    awk -F'|' '$2 ~ /^ All $/ { s = $(NF-1) + 0; ok = (s >= 0 && s <= 100) } END { exit !ok }' eval.md; then

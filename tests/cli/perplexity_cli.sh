@@ -22,8 +22,16 @@ for i in 0 1 2 3 4 5; do
 done
 
 expect "perplexity writes the table" 0 "12 captions \(0 from the cache\)" -- "$WINOKIT" perplexity --model "$TINY/f32" --data ds --out ppl.csv
-head -1 ppl.csv | grep -q "^# perplexity = exp(mean negative log-likelihood of caption tokens 2..n" && ok "the CSV states the definition" || not_ok "definition line" "$(head -2 ppl.csv)"
-[ "$(sed -n 2p ppl.csv)" = "id,caption,tokens,perplexity" ] && [ "$(wc -l < ppl.csv)" -eq 14 ] && ok "one row per caption" || not_ok "rows" "$(cat ppl.csv)"
+grep -q '"definition": "mean_nll = mean negative log-likelihood (nats) of caption tokens 2..n' ppl.csv.json && grep -q 'perplexity_exp2 = 2^mean_nll' ppl.csv.json && ok "the sidecar states the definition" || not_ok "definition sidecar" "$(cat ppl.csv.json)"
+[ "$(head -1 ppl.csv)" = "id,caption,tokens,mean_nll,perplexity,perplexity_exp2" ] && [ "$(wc -l < ppl.csv)" -eq 13 ] && ok "one row per caption, header first" || not_ok "rows" "$(cat ppl.csv)"
+strict_csv ppl.csv 6 && ok "perplexity --out is a plain CSV" || not_ok "plain CSV" "$(head -3 ppl.csv)"
+python3 -c '
+import csv, math, sys
+for r in csv.DictReader(open("ppl.csv")):
+    n = float(r["mean_nll"])
+    assert math.isclose(float(r["perplexity"]), math.exp(n), rel_tol=1e-15), r
+    assert math.isclose(float(r["perplexity_exp2"]), 2 ** n, rel_tol=1e-15), r
+' && ok "perplexity = e^mean_nll and perplexity_exp2 = 2^mean_nll" || not_ok "perplexity columns"
 expect "a second run comes from the cache" 0 "12 captions \(12 from the cache\)" -- "$WINOKIT" perplexity --model "$TINY/f32" --data ds --out ppl2.csv
 cmp -s ppl.csv ppl2.csv && ok "cached figures are identical" || not_ok "cached figures" "$(diff ppl.csv ppl2.csv | head)"
 "$WINOKIT" perplexity --model "$TINY/f32" --data ds --out ppl3.csv --no-cache --threads 1 2>/dev/null
@@ -48,6 +56,7 @@ expect "a missing model folder" 3 "not found|no such" -- "$WINOKIT" perplexity -
 # Table 6 (left) in eval, from the file and computed.
 expect "eval --perplexity: pair correlations with N = 4 x examples" 0 "\| perplexity \| 24 \|" -- "$WINOKIT" eval --data ds --scorer random --bootstrap 100 --perplexity ppl.csv
 "$WINOKIT" eval --data ds --scorer random --bootstrap 100 --perplexity ppl.csv --markdown t6.md 2>/dev/null
+grep -q "| perplexity_exp2 | 24 |" t6.md && ok "Table 6 left has the official perplexity_exp2 row" || not_ok "perplexity_exp2 row" "$(grep perplexity t6.md)"
 grep -q "Correlations with image-caption scores (Table 6, left)" t6.md && grep -q "each of an example's two captions with each of its two images" t6.md && ok "the report states the definition" || not_ok "definition in report"
 "$WINOKIT" eval --data ds --scorer random --bootstrap 100 --lm "$TINY/f32" --markdown t6lm.md --json t6.json --html t6.html 2>/dev/null
 grep "| perplexity | 24 |" t6.md > a.txt; grep "| perplexity | 24 |" t6lm.md > b.txt
@@ -67,6 +76,10 @@ expect "compare --run-info: Table 7" 0 "needs at least 3" -- "$WINOKIT" compare 
 grep -q "| pretraining_pairs | group | 4 |" t7.md && grep -q "Without a:" t7.md && grep -q "| pretraining_pairs | group | 3 |" t7.md && ok "with and without the excluded run" || not_ok "Table 7 rows" "$(cat t7.md | tail -20)"
 grep -q "Not computed: 'params': 1 run(s) with a value; a correlation across runs needs at least 3" t7.md && ok "too few runs: a message, not NaN" || not_ok "too few runs message"
 grep -q '"run_correlations"' t7.json && grep -q "Table 7" t7.html && ok "JSON and HTML carry Table 7" || not_ok "JSON/HTML Table 7"
+grep -q "Scores against run information (Appendix B)" t7.html && [ "$(grep -o '<circle' t7.html | wc -l)" -eq 15 ] && ok "compare --html: Appendix B scatter, a point per run and score" || not_ok "Appendix B scatter" "$(grep -o '<circle' t7.html | wc -l)"
+printf 'run,arch,attention\na,dual encoder,none\nb,dual encoder,none\nc,cross encoder,merged\nd,cross encoder,co-attention\n' > cat.csv
+expect "compare --run-info: categorical columns grouped, not refused" 0 "\| dual encoder \| 2 \| a, b \|" -- "$WINOKIT" compare a.jsonl b.jsonl c.jsonl d.jsonl --data ds --bootstrap 100 --run-info cat.csv --json cat.json
+grep -q '"category_definition"' cat.json && ok "JSON carries the categorical groups" || not_ok "categorical JSON"
 expect "compare: two runs are a message" 0 "at least 3" -- "$WINOKIT" compare a.jsonl b.jsonl --data ds --bootstrap 100 --run-info info.csv
 expect "compare: unknown excluded run" 2 "no run of that name" -- "$WINOKIT" compare a.jsonl b.jsonl c.jsonl --data ds --bootstrap 100 --run-info info.csv --exclude-from-correlation clip
 expect "help: perplexity" 0 "Usage|OPTIONS" -- "$WINOKIT" perplexity --help

@@ -31,6 +31,7 @@ expect "eval writes every output" 0 "" -- "$WINOKIT" eval --data syn --scorer ra
 for f in r.json r.csv r.per.jsonl r.scores.jsonl r.html r.md; do
   [ -s "$f" ] && ok "wrote $f" || not_ok "wrote $f"
 done
+strict_csv r.csv && ok "eval --csv is a plain CSV" || not_ok "eval --csv strict" "$(head -3 r.csv)"
 [ "$(wc -l < r.scores.jsonl)" -eq 140 ] && ok "official scores: 4 lines per example" || not_ok "official scores line count"
 [ "$(wc -l < r.per.jsonl)" -eq 35 ] && ok "per-example: 1 line per example" || not_ok "per-example line count"
 grep -q '"sha256"' r.json && grep -q '"bootstrap_resamples": 500' r.json && ok "json has hashes and options" || not_ok "json provenance"
@@ -47,6 +48,38 @@ cmp -s r.md again2.md && ok "per-example JSONL is a scores file too" || not_ok "
 "$WINOKIT" eval --data syn --scores table.txt --name random --seed 5 --bootstrap 500 --markdown again3.md >/dev/null 2>&1
 cmp -s r.md again3.md && ok "white-space table with NBSP gives the same tables" || not_ok "table format" "$(head -3 table.txt)"
 
+# --- the paper's intervals (Appendix A) from a published-layout score table ---
+# 400 examples whose outcomes are FLAVA contrastive's (recomputed from the published
+# baselines/FLAVA/FLAVA_contrastive_scores.txt; digit = text + 2 x image), written in that file's
+# layout: multi-word tags ("Negation, Scope") and empty secondary tags.
+mkdir -p paper400
+python3 - paper400 <<'PY'
+import json, sys
+out = sys.argv[1]
+outcomes = ("0003020330000013000001000131010000000110000003010003133001010003000100001132100200001200203202"
+            "1110010001000000001000000001003100010011103000000120110030030000000020000100323000000100010100"
+            "0000000000000031130000010000200000003000000000030100001000000012200000000300010101001000000002"
+            "0010000000000001100001030000010002003003331003000010000001010200110001000000311003301000000303"
+            "131300002000021010001000")
+# c0i0 c0i1 c1i0 c1i1 for: neither, text only, image only, both.
+scores = {0: (1, 1, 1, 1), 1: (3, 4, 1, 5), 2: (3, 1, 4, 5), 3: (4, 1, 1, 4)}
+with open(f"{out}/examples.jsonl", "w") as ex, open(f"{out}/scores.txt", "w") as sc:
+    sc.write("ID tag secondary_tag num_main_preds collapsed_tag C0I0 C0I1 C1I0 C1I1\n")
+    for i, d in enumerate(outcomes):
+        tag = "Negation, Scope" if i % 3 == 0 else "Noun"
+        second = "Symbolic, Series" if i % 5 == 0 else ""
+        ex.write(json.dumps({"id": i, "caption_0": "a b", "caption_1": "b a", "image_0": f"ex_{i}_img_0",
+                             "image_1": f"ex_{i}_img_1", "tag": tag, "secondary_tag": second,
+                             "num_main_preds": 1, "collapsed_tag": "Relation"}) + "\n")
+        sc.write(f"{i} {tag} {second} 1 Relation " + " ".join(map(str, scores[int(d)])) + "\n")
+PY
+expect "published score table: the paper's Appendix A row for FLAVA contrastive" 0 "\| text \| 25\.25 \| \[19\.99, 30\.51\]" -- "$WINOKIT" eval --data paper400 --scores paper400/scores.txt --bootstrap 100
+"$WINOKIT" eval --data paper400 --scores paper400/scores.txt --bootstrap 100 --markdown paper.md >/dev/null 2>&1
+grep -q "| image | 13.50 | \[8.55, 18.45\]" paper.md && grep -q "| group | 9.00 | \[5.10, 12.90\]" paper.md && ok "image and group intervals as published" || not_ok "Appendix A image/group" "$(grep -E '^\| (text|image|group) \|' paper.md)"
+grep -q "t over 4 folds (paper)" paper.md && grep -q "random.shuffle" paper.md && ok "the paper's interval is named with its method" || not_ok "interval label"
+"$WINOKIT" eval --data paper400 --scores paper400/scores.txt --bootstrap 100 --fold-split id-order --markdown idorder.md >/dev/null 2>&1
+grep -q "t over 4 folds (id order)" idorder.md && ! grep -q "folds (paper)" idorder.md && ok "the id-order split is never labelled paper" || not_ok "id-order label"
+
 # --- tag sets, covariates, grouping option ---
 printf '{"0": [], "1": ["Unusual Image"], "2": ["Unusual Image", "Visually Difficult"]}\n' > hard.json
 printf 'id,perplexity\n' > ppl.csv; for i in $(seq 0 34); do echo "$i,$((i * 7 % 11))" >> ppl.csv; done
@@ -55,10 +88,24 @@ expect "named tag set" 0 "Tag set: why" -- "$WINOKIT" eval --data syn --scorer o
 expect "covariate correlations" 0 "\| perplexity \| group \| 35 \|" -- "$WINOKIT" eval --data syn --scorer random --bootstrap 100 --covariate ppl.csv
 expect "exact secondary grouping is stated" 0 "exact: only examples whose secondary_tag is exactly one tag" -- "$WINOKIT" eval --data syn --scorer oracle --bootstrap 100 --secondary-grouping exact
 
+# --- retrieval ties: strict (default) and the official metrics.py convention ---
+# An order-blind matrix: both captions of a pair score 1 on both of its images, 0 elsewhere.
+python3 - <<'PY'
+import json, struct
+n = 70  # syn: 35 examples, 2N x 2N
+vals = [1.0 if r // 2 == c // 2 else 0.0 for r in range(n) for c in range(n)]
+head = json.dumps({"scores": {"dtype": "F32", "shape": [n, n], "data_offsets": [0, 4 * n * n]}}).encode()
+head += b" " * (-len(head) % 8)
+open("blind.safetensors", "wb").write(struct.pack("<Q", len(head)) + head + struct.pack(f"<{n * n}f", *vals))
+PY
+expect "retrieval: ties count against the model by default" 0 "\| text -> image \| 0\.00 \| 100\.00 \| 100\.00 \| 100\.00 \| 2 \|" -- "$WINOKIT" retrieval --data syn --matrix blind.safetensors
+expect "retrieval --ties official: the correct item first among ties (metrics.py)" 0 "\| text -> image \| 100\.00 \| 100\.00 \| 100\.00 \| 100\.00 \| 1 \|" -- "$WINOKIT" retrieval --data syn --matrix blind.safetensors --ties official
+
 # --- compare ---
 "$WINOKIT" eval --data syn --scorer oracle --bootstrap 100 --scores-out oracle.jsonl --quiet 2>/dev/null
 expect "compare: leaderboard and McNemar" 0 "\| 1 \| oracle \| 100.00" -- "$WINOKIT" compare oracle.jsonl rnd=r.scores.jsonl --data syn --bootstrap 300 --json cmp.json --html cmp.html --csv cmp.csv
 grep -q '"mcnemar_exact_p"' cmp.json && [ -s cmp.html ] && [ -s cmp.csv ] && ok "compare outputs" || not_ok "compare outputs"
+strict_csv cmp.csv && ok "compare --csv is a plain CSV" || not_ok "compare --csv strict" "$(head -3 cmp.csv)"
 expect "compare needs two runs" 2 "" -- "$WINOKIT" compare oracle.jsonl --data syn
 
 # --- bad input: clear message, non-zero exit, nothing written ---
@@ -80,6 +127,10 @@ expect "missing scores file" 3 "absent.jsonl: not found" -- "$WINOKIT" eval --da
 expect "scores and scorer are exclusive" 2 "exactly one of --scores" -- "$WINOKIT" eval --data syn --scores r.scores.jsonl --scorer random
 mkdir -p realish && printf '{"id": 0, "caption_0": "a b", "caption_1": "b a", "image_0": "x", "image_1": "y"}\n' > realish/examples.jsonl
 expect "oracle refuses real data" 2 "needs scene descriptions" -- "$WINOKIT" eval --data realish --scorer oracle
+python3 -c 'import json; print(json.dumps({str(i): [] for i in range(400)}))' > alltags.json
+expect "a 400-id tag file on a 35-example subset: the extra ids ignored, one line" 0 "alltags.json: 365 ids not in the dataset ignored \(the file covers all 35 examples" -- "$WINOKIT" eval --data syn --scorer random --bootstrap 50 --tags alltags.json
+python3 -c 'print("id,caption,perplexity"); [print(f"{i},{c},{i + c + 1}") for i in range(400) for c in (0, 1)]' > allppl.csv
+expect "a 400-id perplexity table on the subset" 0 "allppl.csv: 365 ids not in the dataset ignored" -- "$WINOKIT" eval --data syn --scorer random --bootstrap 50 --perplexity allppl.csv
 printf '{"0": [], "777": ["X"]}' > badtags.json
 expect "bad tag set" 2 "badtags.json:1: field '777': unknown example id" -- "$WINOKIT" eval --data syn --scorer random --tags badtags.json
 expect "missing output folders are created" 0 "" -- "$WINOKIT" eval --data syn --scorer random --bootstrap 50 --json no/such/dir/r.json --quiet
@@ -227,6 +278,9 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
   expect "swow generates instances" 0 "wrote 7 instances" -- "$WINOKIT" swow --graph wg/swow.csv --images wg/images --out wg/inst.csv --seed 3
   expect "winogavil zero-shot with a model" 0 "\| All \| 7 \| [0-9]+\.[0-9] \| [0-9]+ \|" -- "$WINOKIT" winogavil --data wg/inst.csv --model "$HFM" --images wg/images --name tiny --bootstrap 200 --predictions-out wg/pred.csv --json wg/r.json --html wg/r.html --csv wg/r.csv
   [ -s wg/r.html ] && [ -s wg/r.csv ] && grep -q '"chance_percent"' wg/r.json && ok "winogavil outputs" || not_ok "winogavil outputs"
+  for f in wg/r.csv wg/pred.csv wg/inst.csv; do
+    strict_csv "$f" && ok "$f is a plain CSV" || not_ok "$f strict" "$(head -3 "$f")"
+  done
   want=$(grep -o '| All | 7 | [0-9.]* |' <("$WINOKIT" winogavil --data wg/inst.csv --model "$HFM" --images wg/images --name tiny --bootstrap 200))
   got=$(grep -o '| All | 7 | [0-9.]* |' <("$WINOKIT" winogavil --data wg/pred.csv --predictions-column tiny_predictions --bootstrap 200))
   [ -n "$want" ] && [ "$want" = "$got" ] && ok "re-scoring the written predictions reproduces the model's row" || not_ok "predictions round trip" "$want vs $got"
@@ -249,6 +303,11 @@ fi
 # --- WinoGAViL on files in the published layouts (issue 12) ---
 WGA="$FIXTURES/winogavil"
 expect "winogavil reads the published test set with predictions and the types file" 0 "\| Non Visual, Concept Related \| 2 \|" -- "$WINOKIT" winogavil --data "$WGA/test_sets_with_zero_shot_predictions/game_10_12_with_predictions.csv" --predictions-column clip_vit_32_predictions --types "$WGA/model_analysis_on_different_association_types.csv" --bootstrap 50
+"$WINOKIT" winogavil --data "$WGA/test_sets_with_zero_shot_predictions/game_5_6_with_predictions.csv" --predictions-column clip_vit_32_predictions --bootstrap 50 --csv wga.csv --predictions-out wgp.csv --quiet >/dev/null 2>&1
+for f in wga.csv wgp.csv; do
+  strict_csv "$f" && ok "winogavil: $f is a plain CSV" || not_ok "winogavil $f strict" "$(head -3 "$f")"
+done
+expect "winogavil: the game rival's column of Table 10 (100 - score_fool_the_ai)" 0 "\| 6 \| - \| 67\.0 \(1\) \|" -- "$WINOKIT" winogavil --data "$WGA/test_sets_with_zero_shot_predictions/game_5_6_with_predictions.csv" --predictions-column clip_vit_32_predictions --bootstrap 50
 expect "winogavil prints Table 10 (candidates x k with N)" 0 "^\| 12 \| 33\.3 \(1\) \| 20\.0 \(1\) \|" -- "$WINOKIT" winogavil --data "$WGA/test_sets_with_zero_shot_predictions/game_10_12_with_predictions.csv" --predictions-column clip_vit_32_predictions --bootstrap 50
 expect "winogavil labels the solvers' column and quotes the paper" 0 "Human performance \(new annotators" -- "$WINOKIT" winogavil --data "$WGA/swow.csv" --predictions-column associations --bootstrap 50
 sed 's/,1,0,random,0$/,77.78,0,random,0/' "$WGA/game_10_12.csv" > wg_percent.csv

@@ -65,12 +65,17 @@ int run(const EvalFlags& f) {
     throw UsageError("give --perplexity FILE or --lm DIR, not both");
   }
   if (!f.perplexity.empty()) {
-    // The perplexity column of a `winokit perplexity` table (other columns are ignored).
+    // The perplexity columns of a `winokit perplexity` table: perplexity_exp2 (the official
+    // computation) and perplexity (textbook); other columns are ignored.
     bool found = false;
-    for (auto& cov : load_covariates(f.perplexity, dataset)) {
-      if (cov.name != "perplexity") continue;
-      req.extra_covariates.push_back(std::move(cov));
-      found = true;
+    auto covs = load_covariates(f.perplexity, dataset);
+    if (!covs.empty()) note_ignored_ids(f.perplexity, covs[0].ignored_ids, dataset.examples.size());
+    for (const char* name : {kPerplexityOfficial, kPerplexityTextbook}) {
+      for (auto& cov : covs) {
+        if (cov.name != name) continue;
+        req.extra_covariates.push_back(std::move(cov));
+        found = true;
+      }
     }
     if (!found) {
       throw InputError({f.perplexity, 1, "perplexity"}, "no perplexity column",
@@ -82,7 +87,8 @@ int run(const EvalFlags& f) {
     lm.no_cache = f.model.no_cache;
     lm.cache_dir = f.model.cache_dir;
     LmRun run = run_perplexity(dataset, lm);
-    req.extra_covariates.push_back(perplexity_covariate(dataset, run.values, f.lm.model));
+    for (auto& cov : perplexity_covariates(dataset, run.values, f.lm.model))
+      req.extra_covariates.push_back(std::move(cov));
     std::cerr << "winokit: GPT-2 perplexity of " << run.values.size() << " captions (" << run.cached
               << " from the cache); " << perplexity_definition(lm.bos) << "\n";
   }

@@ -1,6 +1,7 @@
 // winokit perplexity: the GPT-2 perplexity of every caption of a dataset (the Winoground paper's
 // Table 6, left), as a covariate table `eval --covariate` / `eval --perplexity` reads.
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -9,6 +10,7 @@
 #include "winokit/io/files.hpp"
 #include "winokit/model/clip_model.hpp"
 #include "winokit/model/compute.hpp"
+#include "winokit/version.hpp"
 
 namespace winokit::cli {
 
@@ -45,11 +47,32 @@ int run(const PerplexityFlags& f) {
   WinogroundDataset dataset = load_dataset(f.data);
   LmRun r = run_perplexity(dataset, f.lm);
   OutputSet out;
-  out.add(f.output.out, perplexity_csv(dataset, r.values, f.lm.bos));
+  out.add(f.output.out, perplexity_csv(dataset, r.values));
+  // The definition and provenance beside the CSV (the CSV itself stays plain: no comment lines).
+  const nlohmann::json sidecar = {
+      {"tool", "winokit"},
+      {"version", kVersion},
+      {"csv", f.output.out},
+      {"definition", perplexity_definition(f.lm.bos)},
+      {"columns",
+       {{"mean_nll", "mean negative log-likelihood of the predicted caption tokens, in nats"},
+        {"perplexity", "exp(mean_nll), the textbook perplexity"},
+        {"perplexity_exp2",
+         "2^mean_nll, the quantity the official statistics/compute_statistics.py correlates "
+         "(Winoground Table 6, left)"}}},
+      {"model", f.lm.model},
+      {"weights_id", r.weights_id},
+      {"bos", f.lm.bos},
+      {"dataset",
+       {{"examples", dataset.examples_path.string()},
+        {"sha256", dataset.examples_sha256},
+        {"n", dataset.examples.size()}}}};
+  out.add(f.output.out + ".json", sidecar.dump(2) + "\n");
   out.commit();
   if (!r.cache_warning.empty()) std::cerr << "winokit: " << r.cache_warning << "\n";
   std::cerr << "winokit: " << r.values.size() << " captions (" << r.cached << " from the cache) -> "
-            << f.output.out << "\nwinokit: " << perplexity_definition(f.lm.bos) << "\n";
+            << f.output.out << " (definition and provenance in " << f.output.out
+            << ".json)\nwinokit: " << perplexity_definition(f.lm.bos) << "\n";
   return 0;
 }
 
@@ -66,7 +89,10 @@ void add_perplexity(CLI::App& app, int& exit_code) {
   cmd->add_option("--data", flags->data, "Dataset folder with examples.jsonl (no images needed)")
       ->required();
   flags->output.add_to(
-      *cmd, ReportFlags::Help::only_out("CSV to write: id,caption,tokens,perplexity", true));
+      *cmd, ReportFlags::Help::only_out(
+                "CSV to write: id,caption,tokens,mean_nll,perplexity,perplexity_exp2 (and "
+                "OUT.json: the definition and provenance)",
+                true));
   cmd->add_option("--tokenizer", flags->lm.tokenizer,
                   "Folder with vocab.json + merges.txt (default: the model folder)");
   cmd->add_flag("--bos", flags->lm.bos,

@@ -28,6 +28,7 @@ struct RetrievalFlags {
   ModelFlags model;
   std::string head, rerank_with;  // FLAVA's head; --rerank's candidates (vilt_cli.hpp)
   int rerank = 0;
+  std::string ties = "strict";
 };
 
 int run(const RetrievalFlags& f) {
@@ -82,12 +83,11 @@ int run(const RetrievalFlags& f) {
     if (name.empty()) name = std::filesystem::path(f.matrix).stem().string();
     provenance.source("scores", "score-matrix", "file", f.matrix);
   }
-  RecallResult recall = retrieval_recall(m, f.ks);
+  const TieRule ties = f.ties == "official" ? TieRule::Official : TieRule::Strict;
+  RecallResult recall = retrieval_recall(m, f.ks, ties);
   if (f.rerank != 0) {
-    const RecallResult r2 = retrieval_recall(image_to_text, f.ks);
-    recall.image_to_text = r2.image_to_text;
-    recall.i2t_ties = r2.i2t_ties;
-    recall.i2t_rank = r2.i2t_rank;
+    RecallResult r2 = retrieval_recall(image_to_text, f.ks, ties);
+    set_image_to_text(recall, std::move(r2.i2t_rank), r2.i2t_ties);
   }
   const RetrievalReport report{name, static_cast<std::size_t>(m.captions),
                                static_cast<std::size_t>(m.images), std::move(recall),
@@ -122,6 +122,12 @@ void add_retrieval(CLI::App& app, int& exit_code) {
       "Score matrix (safetensors \"scores\" [2N, 2N]) for models that are not dual encoders");
   cmd->add_option("--k", f->ks, "Recall cut-offs")->capture_default_str()->delimiter(',');
   cmd->add_option("--name", f->name, "Name in the report");
+  cmd->add_option("--ties", f->ties,
+                  "strict: a distractor scored equal to the correct item ranks ahead of it; "
+                  "official: the correct item ranks first among ties, as the official metrics.py "
+                  "of \"Why is Winoground Hard?\" (the reproduce recipe)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"strict", "official"}));
   f->report.add_to(
       *cmd, {.markdown = "Write the markdown table to a file", .quiet = "Do not print the table"});
   cmd->add_option("--matrix-out", f->matrix_out, "Write the score matrix (safetensors)");

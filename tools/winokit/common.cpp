@@ -188,6 +188,13 @@ int guarded(const std::function<int()>& body) {
   }
 }
 
+void note_ignored_ids(const std::string& file, std::size_t ignored, std::size_t examples) {
+  if (ignored == 0) return;
+  std::cerr << "winokit: " << file << ": " << ignored << (ignored == 1 ? " id" : " ids")
+            << " not in the dataset ignored (the file covers all " << examples
+            << " examples of the dataset)\n";
+}
+
 void StatFlags::add_to(CLI::App& app) {
   app.add_option("--seed", options.seed, "Seed of the bootstrap resampling")->capture_default_str();
   app.add_option("--bootstrap", options.bootstrap_resamples, "Bootstrap resamples")
@@ -196,9 +203,18 @@ void StatFlags::add_to(CLI::App& app) {
   app.add_option("--confidence", options.confidence, "Confidence level of every interval")
       ->capture_default_str()
       ->check(CLI::Range(0.5, 0.9999));
-  app.add_option("--folds", options.folds, "Folds of the paper's t interval")
+  app.add_option("--folds", options.folds, "Folds of the t interval (the paper: 4)")
       ->capture_default_str()
       ->check(CLI::Range(2, 100));
+  app.add_option("--fold-split", fold_split,
+                 "paper: examples in the order of Python's random.seed(--fold-seed); "
+                 "random.shuffle(list(range(N))), as the Winoground paper's Appendix A; "
+                 "id-order: consecutive groups in id order (not the paper's)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"paper", "id-order"}));
+  app.add_option("--fold-seed", options.fold_seed,
+                 "Python random.seed of the paper's fold split (the paper: 0)")
+      ->capture_default_str();
   app.add_option("--alpha", options.alpha, "Level of the above-chance test")
       ->capture_default_str()
       ->check(CLI::Range(1e-12, 0.5));
@@ -213,6 +229,7 @@ EvalOptions StatFlags::resolve() const {
   EvalOptions o = options;
   o.secondary =
       secondary == "exact" ? SecondaryGrouping::ExactSingle : SecondaryGrouping::Membership;
+  o.fold_split = fold_split == "id-order" ? FoldSplit::IdOrder : FoldSplit::PaperShuffle;
   return o;
 }
 
@@ -274,7 +291,8 @@ void ModelFlags::add_to(CLI::App& app, bool required) {
   auto* opt = app.add_option(
       "--model", model,
       "Checkpoint: CLIP (a Hugging Face or OpenCLIP folder, or OpenAI's .pt file: RN50.pt, "
-      "ViT-B-32.pt, ...), or a ViLT folder (eval, score, winogavil, retrieval, heatmap)");
+      "ViT-B-32.pt, ...), a ViLT folder (eval, score, winogavil, retrieval, heatmap) or a "
+      "FLAVA folder (eval, score, winogavil, retrieval)");
   if (required) opt->required();
   app.add_option("--threads", threads, "Compute threads (0: all cores)")
       ->capture_default_str()

@@ -39,6 +39,10 @@ void wrote(const std::string& path);
 // Commits an OutputSet and names each of its files once on stderr.
 void commit(OutputSet& out);
 
+// One line on stderr when a file for a larger set than the dataset (the official 400-id tags or
+// perplexities on a subset) had ids the dataset lacks: how many were ignored.
+void note_ignored_ids(const std::string& file, std::size_t ignored, std::size_t examples);
+
 // Runs a subcommand body, turning the library's typed errors into a message on stderr and an
 // exit code.
 int guarded(const std::function<int()>& body);
@@ -47,6 +51,7 @@ int guarded(const std::function<int()>& body);
 struct StatFlags {
   EvalOptions options;
   std::string secondary = "membership";
+  std::string fold_split = "paper";
   void add_to(CLI::App& app);
   // Validates and fills options.secondary.
   EvalOptions resolve() const;

@@ -18,10 +18,14 @@ EvalRun run_evaluation(WinogroundDataset dataset, const EvalRequest& req, Scorer
                        const std::string& name) {
   EvalRun r;
   r.dataset = std::move(dataset);
-  for (const auto& spec : req.tags)
+  for (const auto& spec : req.tags) {
     r.inputs.tag_sets.push_back(load_tag_set(spec, r.dataset));
+    const TagSet& set = r.inputs.tag_sets.back();
+    note_ignored_ids(set.file, set.ignored_ids, r.dataset.examples.size());
+  }
   for (const auto& file : req.covariates) {
     auto covs = load_covariates(file, r.dataset);
+    if (!covs.empty()) note_ignored_ids(file, covs[0].ignored_ids, r.dataset.examples.size());
     r.inputs.covariates.insert(r.inputs.covariates.end(), covs.begin(), covs.end());
   }
   r.inputs.covariates.insert(r.inputs.covariates.end(), req.extra_covariates.begin(),

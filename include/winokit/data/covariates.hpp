@@ -9,7 +9,7 @@
 //   auto covs = winokit::load_covariates("perplexity.csv", dataset);
 //   winokit::Covariate len = winokit::caption_length_covariate(dataset);
 //   auto ppl = winokit::caption_perplexities(dataset, gpt2, tokenizer, {});   // GPT-2
-//   std::string csv = winokit::perplexity_csv(dataset, ppl, false);
+//   std::string csv = winokit::perplexity_csv(dataset, ppl);   // a plain CSV, no comment line
 #pragma once
 
 #include <array>
@@ -34,6 +34,7 @@ struct Covariate {
   std::vector<std::optional<double>> values;  // aligned with dataset.examples
   // Per-caption values (caption 0 and 1 of each example); empty for a per-example covariate.
   std::vector<std::array<std::optional<double>, 2>> caption_values = {};
+  std::size_t ignored_ids = 0;  // ids of the file not in the dataset (a subset run)
   bool per_caption() const { return !caption_values.empty(); }
 };
 
@@ -41,6 +42,10 @@ struct Covariate {
 // the mean of the two captions; the Winoground paper's Table 6, right).
 Covariate caption_length_covariate(const WinogroundDataset& dataset);
 
+// A file for a larger set than the dataset (the official 400-id table on a subset) is read when
+// it covers every example of the dataset: its other ids are ignored and counted in each
+// covariate's `ignored_ids`. Ids not in the dataset while examples of the dataset are missing
+// mean another dataset: an InputError at the first unknown id.
 std::vector<Covariate> load_covariates(const std::string& file, const WinogroundDataset& dataset);
 
 // ---- caption perplexity under GPT-2 (the Winoground paper's Table 6, left) ----
@@ -53,8 +58,17 @@ struct CaptionPerplexity {
   std::size_t example = 0;  // index into dataset.examples
   int caption = 0;          // 0 or 1
   int tokens = 0;           // GPT-2 tokens of the caption (without <|endoftext|>)
-  double perplexity = 0;
+  double mean_nll = 0;      // mean negative log-likelihood of the predicted tokens, in nats
+  double perplexity = 0;    // exp(mean_nll): the textbook perplexity
+  // 2^mean_nll (nats, not bits): the quantity the Winoground paper's official
+  // statistics/compute_statistics.py correlates with the pair scores (Table 6, left). Monotone in
+  // mean_nll like the textbook one, so Spearman's rho is the same and Pearson's r is not.
+  double perplexity_exp2 = 0;
 };
+
+// The covariate names of the two perplexities (columns of perplexity_csv, rows of Table 6 left).
+inline constexpr const char* kPerplexityOfficial = "perplexity_exp2";
+inline constexpr const char* kPerplexityTextbook = "perplexity";
 
 // Every caption of the dataset, in example order then caption order. With a cache, per-token
 // log-probs are stored under the model's weights id and the token ids (bit-exact: a cached run
@@ -66,10 +80,13 @@ std::vector<CaptionPerplexity> caption_perplexities(const WinogroundDataset& dat
                                                     const PerplexityOptions& options,
                                                     EmbeddingCache* cache = nullptr,
                                                     std::size_t* cached = nullptr);
-// "id,caption,tokens,perplexity" after a "# " comment line stating the definition.
+// A plain CSV (no comment lines: the definition is perplexity_definition, which the command
+// writes to its sidecar and prints): "id,caption,tokens,mean_nll,perplexity,perplexity_exp2".
 std::string perplexity_csv(const WinogroundDataset& dataset,
-                           const std::vector<CaptionPerplexity>& values, bool bos);
-Covariate perplexity_covariate(const WinogroundDataset& dataset,
-                               const std::vector<CaptionPerplexity>& values, std::string source);
+                           const std::vector<CaptionPerplexity>& values);
+// The two covariates: perplexity_exp2 (the official computation, first) and perplexity.
+std::vector<Covariate> perplexity_covariates(const WinogroundDataset& dataset,
+                                             const std::vector<CaptionPerplexity>& values,
+                                             const std::string& source);
 
 }  // namespace winokit

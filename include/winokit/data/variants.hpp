@@ -19,11 +19,13 @@
 //   auto variants = winokit::generate_variants(dataset, winokit::VariantMethod::Synonym, wn, {});
 //   std::string jsonl = winokit::variants_jsonl(dataset, variants);
 //
-// Generators substitute one word per variant, the same word in both captions of a pair, so the
-// two captions keep the same words in a different order. WordNet lookups use the word's most
-// frequent sense (the first in WordNet's index), after WordNet's own lemmatisation (the
-// exception lists and suffix rules of morphy); the substitute is the lemma as WordNet writes it
-// (underscores become spaces). Seeded; a variant identical to its caption is dropped.
+// Generators substitute one word per variant and treat each caption on its own, as the official
+// augmentation script does (its own words, replacements and seeded stream; the two captions of
+// a pair need not get the same substitution). WordNet lookups keep the word's part of speech in
+// its context and its inflection (WordNet::in_context), then use the most frequent sense (the
+// first in WordNet's index) after WordNet's own lemmatisation (the exception lists and suffix
+// rules of morphy); the substitute is the lemma as WordNet writes it (underscores become
+// spaces), inflected as the word. Seeded; a variant identical to its caption is dropped.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +56,8 @@ std::vector<CaptionVariant> load_variants(const std::string& file,
 std::string variants_jsonl(const WinogroundDataset& dataset,
                            const std::vector<CaptionVariant>& variants);
 
+enum class WordRelation { Synonym, Hypernym, Hyponym };
+
 class WordNet {
  public:
   static WordNet open(const std::filesystem::path& dir = "/usr/share/wordnet");
@@ -64,6 +68,14 @@ class WordNet {
   std::vector<std::string> synonyms(const std::string& word) const;
   std::vector<std::string> hypernyms(const std::string& word) const;
   std::vector<std::string> hyponyms(const std::string& word) const;
+  // Replacements for caption word `i` of `words` (the caption split on white space) that agree
+  // with it: only senses of a part of speech the word can have in its context (after a
+  // determiner, preposition or adjective a noun or an adjective; after a form of "be" an
+  // adjective or participle; after another word a verb when it has a verb reading), the most
+  // sense-tagged one first, and each replacement inflected as the word is ("kisses" after a
+  // noun is the verb: "busses", never the noun "osculation"). Irregular forms get none.
+  std::vector<std::string> in_context(const std::vector<std::string>& words, std::size_t i,
+                                      WordRelation relation) const;
 
  private:
   WordNet();

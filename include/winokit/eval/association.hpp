@@ -43,10 +43,15 @@ struct AssociationBreakdown {
 };
 
 // One cell of WinoGAViL's Table 10: the instances with n candidates and k associations.
+// `rival` is the paper's model column there: the game's own rival (CLIP RN50, the official
+// backend) scored 100 - score_fool_the_ai on each instance, averaged over the cell's instances
+// that carry score_fool_the_ai (`rival_n`), in [0, 1]; nullopt when none does.
 struct AssociationCell {
   int candidates = 0, k = 0;
   std::size_t n = 0;
   double mean = 0, chance = 0;
+  std::optional<double> rival;
+  std::size_t rival_n = 0;
 };
 
 // Values published in the WinoGAViL paper (Bitton et al., NeurIPS 2022), printed beside

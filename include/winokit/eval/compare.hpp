@@ -12,6 +12,7 @@
 //   c.run_correlations = winokit::correlate_runs(c, info, {"clip"});
 #pragma once
 
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -42,12 +43,17 @@ struct PairwiseRow {
   Interval paired_bootstrap;
 };
 
-// A table with a run-name column (`run`, `name` or `model`) and numeric columns; an empty cell
-// (or NA) is a missing value.
+// A table with a run-name column (`run`, `name` or `model`) and other columns; an empty cell
+// (or NA) is a missing value. A column whose every value is a finite number is numeric
+// (correlated with the scores, the paper's Table 7, and plotted, its Appendix B figures); a
+// column with a value that is not a number is categorical (architecture, attention type: the
+// paper's section 6.2), its runs grouped by value. A non-finite number (inf, nan) is an error.
 struct RunInfo {
   std::string file, sha256;
-  std::vector<std::string> columns;
-  std::map<std::string, std::map<std::string, double>> values;  // column -> run -> value
+  std::vector<std::string> columns;                                      // numeric, in file order
+  std::map<std::string, std::map<std::string, double>> values;           // column -> run -> value
+  std::vector<std::string> categorical_columns;                          // in file order
+  std::map<std::string, std::map<std::string, std::string>> categories;  // column -> run -> value
 };
 RunInfo load_run_info(const std::string& file);
 
@@ -58,15 +64,33 @@ struct RunCorrelationRow {
   Correlation pearson, spearman;  // across runs: the column against the run's score
 };
 
+// The runs sharing one value of a categorical column: the mean of their scores and a t
+// interval over runs (mean +- t_{(1+confidence)/2, n-1} sd / sqrt(n), sd with n - 1 degrees of
+// freedom; invalid for a single run).
+struct RunCategoryGroup {
+  std::string value;
+  std::vector<std::string> runs;
+  std::array<double, 3> mean{};
+  std::array<Interval, 3> interval{};
+};
+struct RunCategoryTable {
+  std::string column;
+  std::vector<RunCategoryGroup> groups;  // by value
+};
+
 struct RunCorrelationSet {
-  std::vector<std::string> excluded;    // empty: every run
-  std::vector<RunCorrelationRow> rows;  // columns with at least 3 runs
-  std::vector<std::string> messages;    // columns left out, and why
+  std::vector<std::string> excluded;         // empty: every run
+  std::vector<RunCorrelationRow> rows;       // columns with at least 3 runs
+  std::vector<std::string> messages;         // columns left out, and why
+  std::vector<RunCategoryTable> categories;  // categorical columns
 };
 
 struct RunCorrelations {
   std::string file, sha256;
   std::vector<RunCorrelationSet> sets;  // all runs, then without the excluded runs (if any)
+  // Every numeric column's (run, value) pairs, in compare's input order: the scatter plots of
+  // the paper's Appendix B (value against each score).
+  std::map<std::string, std::vector<std::pair<std::string, double>>> points;
 };
 
 struct CompareResult {
@@ -84,9 +108,12 @@ CompareResult compare_runs(const WinogroundDataset& dataset, const std::vector<R
 
 // Pearson and Spearman r with two-sided p (t with N-2 df) across runs, between each numeric
 // column and each of the text/image/group scores; a column with fewer than 3 runs with a value
-// gets a message instead of a row. `exclude` names runs of `result` (UsageError otherwise).
+// gets a message instead of a row. Categorical columns: per value, the runs' mean scores with a
+// t interval over runs (`confidence` of the compare options). `exclude` names runs of `result`
+// (UsageError otherwise).
 RunCorrelations correlate_runs(const CompareResult& result, const RunInfo& info,
                                const std::vector<std::string>& exclude);
 std::string run_correlation_text();
+std::string run_category_text(double confidence);
 
 }  // namespace winokit

@@ -58,12 +58,21 @@ enum class SecondaryGrouping {
   ExactSingle  // only examples whose list is exactly one tag (the paper's Table 5)
 };
 
+// How the examples are split into folds for the t interval.
+enum class FoldSplit {
+  PaperShuffle,  // the paper's: Python's random.shuffle seeded with fold_seed
+                 // (paper_fold_t_interval)
+  IdOrder        // consecutive groups in id order (fold_t_interval); not the paper's
+};
+
 struct EvalOptions {
   std::uint64_t seed = 0;
   std::size_t bootstrap_resamples = 10000;
   double confidence = 0.95;
-  int folds = 4;        // the paper's interval: folds in id order, Student's t
-  double alpha = 0.05;  // significant when the one-sided binomial p is below this
+  int folds = 4;  // the t interval over folds (Student's t)
+  FoldSplit fold_split = FoldSplit::PaperShuffle;
+  std::uint64_t fold_seed = 0;  // the paper's random.seed(0)
+  double alpha = 0.05;          // significant when the one-sided binomial p is below this
   SecondaryGrouping secondary = SecondaryGrouping::Membership;
 };
 
@@ -144,6 +153,8 @@ EvalResult evaluate(const WinogroundDataset& dataset, const std::vector<Winogrou
 
 // Text descriptions of the methods, used by every report.
 std::string fold_method_text(const EvalOptions& options);
+// The interval's column heading: "t over 4 folds (paper)" or "t over 4 folds (id order)".
+std::string fold_column_label(const EvalOptions& options);
 std::string bootstrap_method_text(const EvalOptions& options);
 std::string chance_test_text(const EvalOptions& options);
 // The two correlation definitions, with their N, as the reports state them.

@@ -6,6 +6,10 @@
 //  - per-example JSONL written by `winokit eval --per-example` ({"id", "scores": {...}});
 //  - a table (CSV or white-space separated, no-break spaces included) whose header names an id
 //    column and the columns c0_i0, c0_i1, c1_i0, c1_i1 (or C0I0 ...); other columns ignored.
+//    The published white-space tables (header `ID tag secondary_tag num_main_preds
+//    collapsed_tag C0I0 C0I1 C1I0 C1I1`, tags with spaces, empty cells) are read by position:
+//    the id is a row's first field and the scores its last four, whatever lies between; a
+//    white-space table laid out otherwise must have as many fields per row as its header.
 // A missing, duplicate or non-finite score, an unknown id or a malformed line is an InputError
 // naming the file and line.
 //

@@ -1,6 +1,7 @@
 // Statistics for benchmark figures, each with its method stated where it is reported.
 //
-//   auto ci = winokit::fold_t_interval(outcomes_in_id_order, 4, 0.95);   // the paper's method
+//   auto ci = winokit::paper_fold_t_interval(outcomes_in_id_order, 4, 0.95, 0); // the paper's
+//   auto id = winokit::fold_t_interval(outcomes_in_id_order, 4, 0.95);   // folds in id order
 //   auto boot = winokit::bootstrap_proportions(bits, 10000, 0.95, seed); // percentile and BCa
 //   double p = winokit::binomial_upper_tail(123, 400, 0.25);             // P(X >= 123)
 //   auto r = winokit::pearson(x, y);    // r and two-sided p (t with n-2 df)
@@ -37,10 +38,10 @@ double student_t_cdf(double x, double df);
 // "linear" method): position q * (n - 1).
 double quantile_linear(const std::vector<double>& sorted, double q);
 
-// The paper's interval: the values are split, in the given order, into `folds` contiguous groups
-// as equal as possible (the first n % folds groups get one more, like numpy.array_split); the
-// interval is mean(fold means) +- t_{(1+confidence)/2, folds-1} * sd(fold means) / sqrt(folds),
-// with sd over folds - 1 degrees of freedom. nullopt when n < folds.
+// The t interval over folds in the given order: the values are split into `folds` contiguous
+// groups as equal as possible (the first n % folds groups get one more, like numpy.array_split);
+// the interval is mean(fold means) +- t_{(1+confidence)/2, folds-1} * sd(fold means) /
+// sqrt(folds), with sd over folds - 1 degrees of freedom. nullopt when n < folds.
 struct FoldInterval {
   double mean = kNaN;
   Interval ci;
@@ -48,6 +49,15 @@ struct FoldInterval {
 };
 std::optional<FoldInterval> fold_t_interval(const std::vector<double>& values, int folds,
                                             double confidence);
+
+// The Winoground paper's interval (Thrush et al. 2022, Appendix A): the values (one per example,
+// in id order) are taken in the order Python's `random.seed(seed); ids = list(range(n));
+// random.shuffle(ids)` leaves (CPython's generator, winokit::PythonRandom), split into `folds`
+// consecutive groups (100 each for 4 folds of 400; otherwise as fold_t_interval), and the t
+// interval above is computed on the group means, its lower bound clipped at 0. With seed 0 and 4
+// folds this reproduces the paper's published intervals to the digit.
+std::optional<FoldInterval> paper_fold_t_interval(const std::vector<double>& values, int folds,
+                                                  double confidence, std::uint64_t seed);
 
 // Bootstrap of up to three proportions measured on the same items (bit m of items[i] is
 // outcome m of item i). Each resample draws n items with replacement; the same resample serves

@@ -6,8 +6,11 @@
 //   double bonus = rules.bonus(/*fool*/ 72.0, /*solvable*/ 86.7); // 0.18
 //
 // Scores are on a 0-100 scale: a solver's score is 100 x the Jaccard index of their picks and
-// the gold associations; the model's score likewise; fool-the-AI = 100 - model score; the
-// association's solvable-by-humans score is the mean of its three solvers' scores.
+// the gold associations; the model's score is that index as the official game backend computes
+// it, int(J * 100) truncated to an integer (WinoGAViL-backend, clip_server.py, get_jaccard), and
+// fool-the-AI = 100 - model score (so a rival Jaccard of 1/3 gives 67, as in the published
+// CSVs, not 66.67); the association's solvable-by-humans score is the mean of its three
+// solvers' scores.
 #pragma once
 
 #include <set>
@@ -87,6 +90,16 @@ struct GameRules {
 
 // 100 x |a ∩ b| / |a ∪ b|.
 double jaccard_score(const std::vector<std::string>& a, const std::vector<std::string>& b);
+// The rival's score as the official backend stores it: int(|a ∩ b| / |a ∪ b| * 100), the
+// quotient and product in double precision and truncated toward zero as Python's int() does.
+int official_model_score(const std::vector<std::string>& picks,
+                         const std::vector<std::string>& associations);
+// fool-the-AI as the official backend stores it: 100 - official_model_score (an integer).
+double fool_the_ai_score(const std::vector<std::string>& picks,
+                         const std::vector<std::string>& associations);
+// A stored fool-the-AI in the official form: integers as they are; a value stored unrounded by
+// an older winokit (100 - 100 J) becomes 100 - int(100 J).
+double official_fool_the_ai(double stored);
 // Mean and population standard deviation (ddof = 0, numpy's default).
 void mean_and_std(const std::vector<double>& v, double& mean, double& stddev);
 

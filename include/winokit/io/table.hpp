@@ -42,10 +42,15 @@ std::string normalize_column_name(std::string_view name);
 struct TableLimits {
   std::size_t max_field_bytes = std::size_t{1} << 20;  // one cell, quoted lines included
   std::size_t max_columns = 4096;
+  // White-space separated tables only: rows may have another number of fields than the header
+  // (cells that are empty or hold spaces, as in the published Winoground score tables); the
+  // caller then picks fields by position. CSV rows must still match the header.
+  bool ragged_whitespace_rows = false;
 };
 
 // Throws InputError naming the file and line for unterminated quotes, ragged rows (as soon as
-// one is read) and cells or headers beyond `limits`. A leading UTF-8 byte order mark is skipped.
+// one is read, unless `limits.ragged_whitespace_rows` allows them) and cells or headers beyond
+// `limits`. A leading UTF-8 byte order mark is skipped.
 Table read_table(std::string_view text, const std::string& file, const TableLimits& limits = {});
 
 // Quotes a CSV field when needed (RFC 4180).

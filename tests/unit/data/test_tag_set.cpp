@@ -45,5 +45,30 @@ TEST(TagSet, UnknownIdNamesFileAndLine) {
   EXPECT_THROW(load_tag_set(bad.string(), ds), InputError);
 }
 
+// The official 400-id file on a debug subset: the extra ids are ignored and counted; with an
+// example of the dataset missing as well, the file is for another dataset and refused.
+TEST(TagSet, FileForALargerSetIsReadOnASubset) {
+  test::TempDir dir;
+  WinogroundDataset ds = test::dataset_of(2);
+  auto file = dir.write("all.json", R"({"0": [], "1": ["X"], "2": ["Y"], "3": [], "4": ["X"]})");
+  TagSet t = load_tag_set(file.string(), ds);
+  EXPECT_EQ(t.ignored_ids, 3u);
+  EXPECT_TRUE(t.tags[0] && t.tags[0]->empty());
+  EXPECT_EQ(*t.tags[1], std::vector<std::string>{"X"});
+  auto other = dir.write("other.json", "{\n\"1\": [],\n\"5\": [\"X\"],\n\"6\": []\n}");
+  try {
+    load_tag_set(other.string(), ds);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.location().line, 3u);
+    EXPECT_NE(std::string(e.what()).find("unknown example id '5' (2 ids not in the dataset, and 1 "
+                                         "of its 2 examples not in the file)"),
+              std::string::npos)
+        << e.what();
+  }
+  // A file that covers fewer examples and nothing else keeps its meaning: the rest in no group.
+  EXPECT_EQ(load_tag_set(dir.write("part.json", R"({"1": []})").string(), ds).ignored_ids, 0u);
+}
+
 }  // namespace
 }  // namespace winokit

@@ -18,18 +18,53 @@ WinogroundDataset pair_dataset() {
       "e.jsonl");
 }
 
-TEST(Variants, SubstitutionKeepsThePairAPair) {
+TEST(Variants, SubstitutionTreatsEachCaptionOnItsOwn) {
   WinogroundDataset ds = pair_dataset();
   VariantOptions o;
   o.substitutions = {{"dog", "doggo"}, {"cat", "kitty"}};
   auto v = generate_variants(ds, VariantMethod::Substitution, nullptr, o);
-  ASSERT_EQ(v.size(), 4u);  // two substituted words, each in both captions
-  for (std::size_t i = 0; i + 1 < v.size(); i += 2) {
-    auto w0 = split_whitespace(v[i].text), w1 = split_whitespace(v[i + 1].text);
-    std::sort(w0.begin(), w0.end());
-    std::sort(w1.begin(), w1.end());
-    EXPECT_EQ(w0, w1) << v[i].text << " / " << v[i + 1].text;
-    EXPECT_EQ(v[i].augmentation, "substitution");
+  ASSERT_EQ(v.size(), 4u);  // two substituted words per caption
+  for (const auto& x : v)
+    EXPECT_EQ(x.augmentation, "substitution");
+  // A word only in caption 1 is substituted there: the captions are augmented independently,
+  // as the official script does, not with caption 0's swap applied to both.
+  WinogroundDataset other = parse_examples(
+      R"({"id": 3, "caption_0": "a dog sleeps", "caption_1": "a cat sleeps", "image_0": "a", "image_1": "b"})"
+      "\n",
+      "e.jsonl");
+  o.substitutions = {{"cat", "kitty"}};
+  auto w = generate_variants(other, VariantMethod::Substitution, nullptr, o);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].caption, 1);
+  EXPECT_EQ(w[0].text, "a kitty sleeps");
+}
+
+// "kisses" after a noun is a verb: its replacements are the verb's, inflected ("osculates"),
+// never the noun's "osculation"; after a determiner a word is a noun or an adjective.
+TEST(Variants, WordNetReplacementsAgreeInPartOfSpeechAndInflection) {
+  auto wn = WordNet::open();
+  const std::vector<std::string> words = split_whitespace("an old person kisses a young person");
+  auto kisses = wn.in_context(words, 3, WordRelation::Synonym);
+  EXPECT_EQ(kisses, (std::vector<std::string>{"snogs", "busses", "osculates"}));
+  EXPECT_EQ(std::find(kisses.begin(), kisses.end(), "osculation"), kisses.end());
+  // The noun reading after a determiner keeps the plural: "the kisses" -> "busses"/"osculations".
+  const std::vector<std::string> noun = split_whitespace("the kisses");
+  EXPECT_EQ(wn.in_context(noun, 1, WordRelation::Synonym),
+            (std::vector<std::string>{"busses", "osculations"}));
+  // Plural nouns stay plural under hypernyms: "two dogs" -> "two canines".
+  const std::vector<std::string> dogs = split_whitespace("two dogs");
+  auto hyper = wn.in_context(dogs, 1, WordRelation::Hypernym);
+  EXPECT_NE(std::find(hyper.begin(), hyper.end(), "canines"), hyper.end());
+  // Generated variants of the real first Winoground caption never hold the noun.
+  WinogroundDataset ds = parse_examples(
+      R"({"id": 0, "caption_0": "an old person kisses a young person", "caption_1": "a young person kisses an old person", "image_0": "a", "image_1": "b"})"
+      "\n",
+      "e.jsonl");
+  VariantOptions o;
+  o.per_caption = 10;
+  for (const auto& v : generate_variants(ds, VariantMethod::Synonym, &wn, o)) {
+    EXPECT_EQ(v.text.find("osculation"), std::string::npos) << v.text;
+    EXPECT_EQ(v.text.find(" buss "), std::string::npos) << v.text;
   }
 }
 

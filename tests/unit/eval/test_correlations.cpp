@@ -64,16 +64,38 @@ TEST(PairCorrelation, RawScoresAgainstPerCaptionCovariate) {
   }
 }
 
-TEST(PairCorrelation, PerplexityCovariateFromComputedValues) {
+TEST(PairCorrelation, PerplexityCovariatesFromComputedValues) {
   WinogroundDataset ds = test::dataset_of(2);
-  std::vector<CaptionPerplexity> v = {
-      {0, 0, 3, 10.0}, {0, 1, 3, 20.0}, {1, 0, 3, 30.0}, {1, 1, 3, 50.0}};
-  Covariate c = perplexity_covariate(ds, v, "gpt2");
-  ASSERT_TRUE(c.per_caption());
-  EXPECT_EQ(*c.values[1], 40.0);
-  const std::string csv = perplexity_csv(ds, v, false);
-  EXPECT_EQ(csv.substr(0, 2), "# ");
-  EXPECT_NE(csv.find("\nid,caption,tokens,perplexity\n0,0,3,10\n"), std::string::npos) << csv;
+  // mean_nll, exp(mean_nll), 2^mean_nll
+  auto caption = [](std::size_t ex, int c, double nll) {
+    return CaptionPerplexity{ex, c, 3, nll, std::exp(nll), std::exp2(nll)};
+  };
+  std::vector<CaptionPerplexity> v = {caption(0, 0, 1.0), caption(0, 1, 2.0), caption(1, 0, 3.0),
+                                      caption(1, 1, 5.0)};
+  auto covs = perplexity_covariates(ds, v, "gpt2");
+  ASSERT_EQ(covs.size(), 2u);
+  // The official computation first, named as such; the textbook perplexity beside it.
+  EXPECT_EQ(covs[0].name, "perplexity_exp2");
+  EXPECT_EQ(covs[1].name, "perplexity");
+  ASSERT_TRUE(covs[0].per_caption());
+  EXPECT_EQ(*covs[0].caption_values[1][1], 32.0);
+  EXPECT_EQ(*covs[0].values[1], (8.0 + 32.0) / 2);
+  EXPECT_DOUBLE_EQ(*covs[1].caption_values[0][1], std::exp(2.0));
+  // A plain CSV: header first, no comment line (Python's csv and pandas read it as it is).
+  const std::string csv = perplexity_csv(ds, v);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "id,caption,tokens,mean_nll,perplexity,perplexity_exp2");
+  EXPECT_NE(csv.find("\n1,1,3,5,148.4131591025766,32\n"), std::string::npos) << csv;
+  // exp and exp2 are both monotone: Spearman's rho agrees, Pearson's r does not.
+  std::vector<WinogroundScores> scores = {{{0.1, 0.5, 0.3, 0.9}}, {{0.2, 0.7, 0.4, 0.6}}};
+  EvalOptions opt;
+  opt.bootstrap_resamples = 10;
+  EvalResult r = evaluate(ds, scores, {{}, covs}, opt);
+  ASSERT_EQ(r.pair_correlations.size(), 3u);  // caption length, perplexity_exp2, perplexity
+  const auto& official = r.pair_correlations[1];
+  const auto& textbook = r.pair_correlations[2];
+  EXPECT_EQ(official.covariate, "perplexity_exp2");
+  EXPECT_DOUBLE_EQ(official.spearman.r, textbook.spearman.r);
+  EXPECT_GT(std::abs(official.pearson.r - textbook.pearson.r), 1e-3);
 }
 
 CompareResult board(const std::vector<std::pair<std::string, std::array<double, 3>>>& runs) {
@@ -139,8 +161,47 @@ TEST(RunCorrelation, FewerThanThreeRunsIsAMessageNotNaN) {
   EXPECT_TRUE(rc.sets[0].rows.empty());
   ASSERT_EQ(rc.sets[0].messages.size(), 1u);
   EXPECT_NE(rc.sets[0].messages[0].find("at least 3"), std::string::npos);
-  EXPECT_THROW(load_run_info(dir.write("j.csv", "run,pairs\na,lots\n").string()), InputError);
+  EXPECT_THROW(load_run_info(dir.write("j.csv", "run,pairs\na,inf\n").string()), InputError);
   EXPECT_THROW(load_run_info(dir.write("k.csv", "run,pairs\na,1\na,2\n").string()), InputError);
+}
+
+// The paper's section 6.2: run information that is not numeric (architecture, attention type)
+// groups the runs, with the mean score and a t interval over the runs of each value; the
+// numeric columns keep their points for the Appendix B scatter plots.
+TEST(RunCorrelation, CategoricalColumnsGroupRunsWithMeansAndIntervals) {
+  test::TempDir dir;
+  RunInfo info = load_run_info(
+      dir.write("i.csv", "run,arch,pairs\na,dual,400\nb,cross,1800\nd,dual,12\ne,cross,NA\n")
+          .string());
+  EXPECT_EQ(info.columns, std::vector<std::string>{"pairs"});
+  EXPECT_EQ(info.categorical_columns, std::vector<std::string>{"arch"});
+  CompareResult c = board({{"a", {0.30, 0.10, 0.08}},
+                           {"b", {0.25, 0.12, 0.07}},
+                           {"c", {0.20, 0.08, 0.05}},
+                           {"d", {0.40, 0.15, 0.11}},
+                           {"e", {0.10, 0.05, 0.02}}});
+  c.options.confidence = 0.95;
+  RunCorrelations rc = correlate_runs(c, info, {});
+  ASSERT_EQ(rc.sets[0].categories.size(), 1u);
+  const auto& t = rc.sets[0].categories[0];
+  EXPECT_EQ(t.column, "arch");
+  ASSERT_EQ(t.groups.size(), 2u);
+  EXPECT_EQ(t.groups[0].value, "cross");
+  EXPECT_EQ(t.groups[0].runs, (std::vector<std::string>{"b", "e"}));
+  EXPECT_NEAR(t.groups[0].mean[kText], 0.175, 1e-12);
+  const auto& dual = t.groups[1];
+  EXPECT_EQ(dual.runs, (std::vector<std::string>{"a", "d"}));
+  EXPECT_NEAR(dual.mean[kText], 0.35, 1e-12);
+  // t(0.975, 1 df) = 12.706204736174698; sd = 0.1 / sqrt(2); half = t * sd / sqrt(2) = t * 0.05.
+  EXPECT_NEAR(dual.interval[kText].low, 0.35 - 12.706204736174698 * 0.05, 1e-9);
+  EXPECT_NEAR(dual.interval[kText].high, 0.35 + 12.706204736174698 * 0.05, 1e-9);
+  // The Appendix B points: every run with a value, in compare's order.
+  ASSERT_EQ(rc.points.at("pairs").size(), 3u);
+  EXPECT_EQ(rc.points.at("pairs")[2], (std::pair<std::string, double>{"d", 12}));
+  // A single run of a value has a mean and no interval.
+  RunInfo one = load_run_info(dir.write("o.csv", "run,arch\na,dual\nb,cross\n").string());
+  auto rc1 = correlate_runs(board({{"a", {0.1, 0.1, 0.1}}, {"b", {0.2, 0.2, 0.2}}}), one, {});
+  EXPECT_FALSE(rc1.sets[0].categories[0].groups[0].interval[kGroup].valid());
 }
 
 }  // namespace

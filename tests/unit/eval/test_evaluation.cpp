@@ -63,8 +63,16 @@ TEST(Evaluate, OverallFiguresAndTies) {
   EXPECT_EQ(r.overall.ties.examples_with_ties, 1u);
   EXPECT_NEAR(r.overall.metrics[kText].p_vs_chance, binomial_upper_tail(4, 8, 0.25), 1e-15);
   ASSERT_TRUE(r.overall.metrics[kGroup].fold_t);
+  // The paper's split: Python's random.seed(0); shuffle(list(range(8))) = [4, 1, 5, 2, 0, 3, 7,
+  // 6], group outcomes 0,1 | 0,1 | 1,0 | 0,0.
+  EXPECT_EQ(r.overall.metrics[kGroup].fold_t->fold_means, (std::vector<double>{0.5, 0.5, 0.5, 0}));
+  EXPECT_NE(fold_method_text(opt).find("random.shuffle"), std::string::npos);
   // Folds of two in id order: group outcomes 1,1 | 1,0 | 0,0 | 0,0.
-  EXPECT_EQ(r.overall.metrics[kGroup].fold_t->fold_means, (std::vector<double>{1, 0.5, 0, 0}));
+  opt.fold_split = FoldSplit::IdOrder;
+  EvalResult id = evaluate(ds, s, {}, opt);
+  EXPECT_EQ(id.overall.metrics[kGroup].fold_t->fold_means, (std::vector<double>{1, 0.5, 0, 0}));
+  EXPECT_EQ(fold_column_label(opt), "t over 4 folds (id order)");
+  EXPECT_EQ(fold_method_text(opt).find("paper's interval"), std::string::npos);
 }
 
 TEST(Evaluate, BreakdownsMembershipVersusExactSecondaryTags) {

@@ -46,6 +46,57 @@ TEST(Scores, TableFormatsCsvAndWhitespace) {
   EXPECT_EQ(ws.scores[1].at(0, 0), 5);
 }
 
+// The layout of the published per-example score tables (nightingal3/winoground-project,
+// baselines/*/..._scores.txt): tags with spaces ("Negation, Scope") and empty secondary tags
+// (two spaces), so rows have 8, 9, 10 or more fields under a 9-column header.
+TEST(Scores, PublishedWhitespaceTableWithMultiWordAndEmptyTags) {
+  WinogroundDataset ds = test::dataset_of(5);
+  const std::string text =
+      "ID tag secondary_tag num_main_preds collapsed_tag C0I0 C0I1 C1I0 C1I1\n"
+      "0 Adjective-Age  1 Relation 24.34 24.32 25.71 24.95\n"
+      "1 Negation, Scope Morpheme-Level 1 Relation 13.98 12.45 13.67 11.43\n"
+      "2 Negation, Scope  2 Relation 17.86 17.59 17.58 17.37\n"
+      "3 Verb-Transitive Phrase, Verb-Intransitive, Preposition Phrase Morpheme-Level 2 Relation "
+      "27.56 18.10 27.45 20.25\n"
+      "4 Adjective-Speed Phrase, Verb-Intransitive Symbolic, Series 2 Relation 1 2 3 4\n";
+  auto s = parse_scores(text, "FLAVA_contrastive_scores.txt", ds);
+  EXPECT_EQ(s.format, ScoresFormat::Table);
+  EXPECT_EQ(s.scores[0].s, (std::array<double, 4>{24.34, 24.32, 25.71, 24.95}));
+  EXPECT_EQ(s.scores[1].s, (std::array<double, 4>{13.98, 12.45, 13.67, 11.43}));
+  EXPECT_EQ(s.scores[2].s, (std::array<double, 4>{17.86, 17.59, 17.58, 17.37}));
+  EXPECT_EQ(s.scores[3].s, (std::array<double, 4>{27.56, 18.10, 27.45, 20.25}));
+  EXPECT_EQ(s.scores[4].s, (std::array<double, 4>{1, 2, 3, 4}));
+  // The header names the columns: a reordered score header is honoured by position.
+  auto r = parse_scores("ID tag C1I1 C1I0 C0I1 C0I0\n0 Noun  4 3 2 1\n1 Noun Phrase 8 7 6 5\n",
+                        "r.txt", test::dataset_of(2));
+  EXPECT_EQ(r.scores[0].s, (std::array<double, 4>{1, 2, 3, 4}));
+  EXPECT_EQ(r.scores[1].s, (std::array<double, 4>{5, 6, 7, 8}));
+}
+
+TEST(Scores, AmbiguousWhitespaceTablesAreClearErrors) {
+  WinogroundDataset ds = test::dataset_of(2);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      // Scores not the last four columns: a ragged row cannot be read by position.
+      {"ID C0I0 C0I1 C1I0 C1I1 tag\n0 1 2 3 4 Noun\n1 5 6 7 8 Noun Phrase\n",
+       "s:3: expected 6 columns, found 7"},
+      // A row too short to hold an id and four scores.
+      {"ID tag C0I0 C0I1 C1I0 C1I1\n0 Noun 1 2 3 4\n1 5 6 7\n",
+       "s:3: expected an id and four scores, found 4 fields"},
+      // A tag word where a score should be.
+      {"ID tag C0I0 C0I1 C1I0 C1I1\n0 Noun 1 2 3 4\n1 Noun 5 6 7 Phrase\n",
+       "s:3: field 'C1I1': not a number: 'Phrase' (the last four fields of a row are its scores)"},
+  };
+  for (const auto& [text, expect] : cases) {
+    try {
+      parse_scores(text, "s", ds);
+      ADD_FAILURE() << "no error for: " << text;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(expect), std::string::npos)
+          << e.what() << "\n  wanted: " << expect;
+    }
+  }
+}
+
 TEST(Scores, PerExampleJsonl) {
   WinogroundDataset ds = test::dataset_of(1);
   auto s = parse_scores(
@@ -112,6 +163,32 @@ TEST(Covariates, PerExampleAndPerCaption) {
   EXPECT_THROW(load_covariates(dir.write("z.csv", "id,ppl\n0,x\n").string(), ds), InputError);
   auto len = caption_length_covariate(ds);
   EXPECT_EQ(*len.values[0], 3.0);
+}
+
+// The official perplexity table of 400 ids on a subset: extra ids ignored and counted; ids not
+// in the dataset while one of its examples is missing: another dataset, refused.
+TEST(Covariates, TableForALargerSetIsReadOnASubset) {
+  test::TempDir dir;
+  WinogroundDataset ds = test::dataset_of(2);
+  auto covs = load_covariates(
+      dir.write("ppl.csv",
+                "id,caption,perplexity\n0,0,10\n0,1,30\n1,0,1\n1,1,2\n7,0,5\n7,1,6\n"
+                "9,0,1\n9,1,1\n")
+          .string(),
+      ds);
+  ASSERT_EQ(covs.size(), 1u);
+  EXPECT_EQ(covs[0].ignored_ids, 2u);
+  EXPECT_EQ(*covs[0].values[1], 1.5);
+  try {
+    load_covariates(dir.write("o.csv", "id,ppl\n0,1\n7,2\n").string(), ds);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.location().line, 3u);
+    EXPECT_NE(std::string(e.what()).find("unknown example id '7' (1 ids not in the dataset, and 1 "
+                                         "of its 2 examples not in the file)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -58,7 +58,7 @@ TEST(Quantile, LinearLikeNumpy) {
   EXPECT_DOUBLE_EQ(quantile_linear(v, 1.0), 4.0);
 }
 
-TEST(FoldInterval, PaperMethodByHand) {
+TEST(FoldInterval, IdOrderByHand) {
   // Folds of two: means 1, 0, 0.5, 0.5.
   auto f = fold_t_interval({1, 1, 0, 0, 1, 0, 1, 0}, 4, 0.95);
   ASSERT_TRUE(f);
@@ -74,6 +74,62 @@ TEST(FoldInterval, UnequalSizesLikeArraySplit) {
   ASSERT_TRUE(f);
   EXPECT_EQ(f->fold_means, (std::vector<double>{1, 0, 1, 0}));
   EXPECT_FALSE(fold_t_interval({1, 0, 1}, 4, 0.95).has_value());
+}
+
+// Per-example outcomes of FLAVA (contrastive head) on the 400 Winoground examples, in id order,
+// recomputed from the published score file baselines/FLAVA/FLAVA_contrastive_scores.txt of
+// nightingal3/winoground-project: digit = text + 2 * image (group = 3).
+constexpr const char* kFlavaContrastiveOutcomes =
+    "0003020330000013000001000131010000000110000003010003133001010003000100001132100200001200203202"
+    "1110010001000000001000000001003100010011103000000120110030030000000020000100323000000100010100"
+    "0000000000000031130000010000200000003000000000030100001000000012200000000300010101001000000002"
+    "0010000000000001100001030000010002003003331003000010000001010200110001000000311003301000000303"
+    "131300002000021010001000";
+
+std::vector<double> flava_outcomes(unsigned bit) {
+  std::vector<double> v;
+  for (const char* c = kFlavaContrastiveOutcomes; *c; ++c)
+    v.push_back(((*c - '0') >> bit) & 1 ? 1.0 : 0.0);
+  return v;
+}
+
+// The paper's Appendix A row for FLAVA contrastive: text 25.25 [19.99, 30.51], image 13.50
+// [8.55, 18.45], group 9.00 [5.10, 12.90] (percent, two decimals).
+TEST(FoldInterval, PaperMethodReproducesFlavaContrastiveRow) {
+  auto text = flava_outcomes(0), image = flava_outcomes(1), group = flava_outcomes(0);
+  ASSERT_EQ(text.size(), 400u);
+  for (std::size_t i = 0; i < group.size(); ++i)
+    group[i] = text[i] * image[i];
+  auto pct = [](double x) { return std::round(x * 10000) / 100; };
+  auto t = paper_fold_t_interval(text, 4, 0.95, 0);
+  auto im = paper_fold_t_interval(image, 4, 0.95, 0);
+  auto g = paper_fold_t_interval(group, 4, 0.95, 0);
+  ASSERT_TRUE(t && im && g);
+  EXPECT_EQ(t->fold_means, (std::vector<double>{0.25, 0.21, 0.26, 0.29}));
+  EXPECT_DOUBLE_EQ(pct(t->mean), 25.25);
+  EXPECT_DOUBLE_EQ(pct(t->ci.low), 19.99);
+  EXPECT_DOUBLE_EQ(pct(t->ci.high), 30.51);
+  EXPECT_DOUBLE_EQ(pct(im->mean), 13.50);
+  EXPECT_DOUBLE_EQ(pct(im->ci.low), 8.55);
+  EXPECT_DOUBLE_EQ(pct(im->ci.high), 18.45);
+  EXPECT_DOUBLE_EQ(pct(g->mean), 9.00);
+  EXPECT_DOUBLE_EQ(pct(g->ci.low), 5.10);
+  EXPECT_DOUBLE_EQ(pct(g->ci.high), 12.90);
+  // The id-order split gives other numbers: it is not the paper's.
+  auto id = fold_t_interval(text, 4, 0.95);
+  ASSERT_TRUE(id);
+  EXPECT_NE(pct(id->ci.low), 19.99);
+}
+
+TEST(FoldInterval, PaperMethodOnOtherSizesFollowsTheSameShuffle) {
+  // n = 10: random.seed(0); shuffle(list(range(10))) = [7, 8, 1, 5, 3, 4, 2, 0, 9, 6], then
+  // groups of 3, 3, 2, 2.
+  auto f = paper_fold_t_interval({1, 1, 1, 0, 0, 0, 1, 1, 0, 0}, 4, 0.95, 0);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->fold_means, (std::vector<double>{2.0 / 3.0, 0, 1, 0.5}));
+  // A wide interval's lower bound is clipped at 0, never the upper one.
+  EXPECT_EQ(f->ci.low, 0.0);
+  EXPECT_GT(f->ci.high, 1.0);
 }
 
 // Plain reference: materialise every resampled proportion, sort, then the SciPy BCa recipe.

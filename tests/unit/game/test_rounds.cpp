@@ -94,8 +94,11 @@ TEST(Game, BonusForASolvableAssociationThatFoolsTheRival) {
   const Session spy = join(*game, "spy");
   const json d = game->new_round(spy);
   const auto c = d["candidates"].get<std::vector<std::string>>();
-  // Gold: c[1], c[2]; the rival picks c[0], c[1]: Jaccard 1/3, fool-the-AI 66.67 -> 0.07.
-  game->submit_round(spy, d["id"], "moon", {c[1], c[2]});
+  // Gold: c[1], c[2]; the rival picks c[0], c[1]: Jaccard 1/3, fool-the-AI 100 - int(33.33) =
+  // 67 as the official backend stores it (not 66.67) -> the [67, 80) tier, 0.18.
+  const json sub = game->submit_round(spy, d["id"], "moon", {c[1], c[2]});
+  EXPECT_EQ(sub["model_score"], 33.0);
+  EXPECT_EQ(sub["fool_the_ai"], 67.0);
   for (const char* n : {"a_1", "a_2", "a_3"}) {
     const Session s = join(*game, n);
     game->next_solve(s);
@@ -103,9 +106,10 @@ TEST(Game, BonusForASolvableAssociationThatFoolsTheRival) {
   }
   const json me = game->me(spy);
   EXPECT_EQ(me["rounds"][0]["solvable_by_humans"], 100.0);
-  EXPECT_EQ(me["rounds"][0]["bonus"], 0.07);
-  EXPECT_EQ(me["creator"]["state"], "qualified");  // fool 66.7 > 40 and solvable 100 > 80
-  EXPECT_EQ(me["totals"]["bonus"], 0.07);
+  EXPECT_EQ(me["rounds"][0]["fool_the_ai"], 67.0);
+  EXPECT_EQ(me["rounds"][0]["bonus"], 0.18);
+  EXPECT_EQ(me["creator"]["state"], "qualified");  // fool 67 > 40 and solvable 100 > 80
+  EXPECT_EQ(me["totals"]["bonus"], 0.18);
 }
 
 TEST(Game, CreatorQualificationFailsAnEasyAssociation) {

@@ -49,5 +49,29 @@ TEST(GameRules, BonusTiersAtTheirBoundaries) {
   EXPECT_NEAR(sd, 40.824829, 1e-6);  // population standard deviation
 }
 
+// The official backend (WinoGAViL-backend, clip_server.py): model = int(J * 100), fool-the-AI =
+// 100 - model; the published CSVs hold 67 for a rival Jaccard of 1/3.
+TEST(GameRules, FoolTheAiIsTruncatedAsTheOfficialBackend) {
+  EXPECT_EQ(official_model_score({"a", "b"}, {"b", "c"}), 33);                     // J = 1/3
+  EXPECT_EQ(fool_the_ai_score({"a", "b"}, {"b", "c"}), 67.0);                      // not 66.67
+  EXPECT_EQ(fool_the_ai_score({"a", "b", "c"}, {"c", "d", "e"}), 80.0);            // J = 1/5
+  EXPECT_EQ(fool_the_ai_score({"a", "b", "c"}, {"b", "c", "d"}), 50.0);            // J = 2/4
+  EXPECT_EQ(fool_the_ai_score({"a", "b", "c", "d"}, {"b", "c", "d", "e"}), 40.0);  // 3/5
+  EXPECT_EQ(fool_the_ai_score({"a", "b"}, {"a", "b"}), 0.0);
+  EXPECT_EQ(fool_the_ai_score({"a", "b"}, {"c", "d"}), 100.0);
+  // 2/7 = 28.57 -> 28 -> 72; 5/7 = 71.43 -> 71 -> 29: truncation, not rounding.
+  EXPECT_EQ(fool_the_ai_score({"a", "b", "c", "d"}, {"c", "d", "e", "f", "g"}), 72.0);
+  EXPECT_EQ(fool_the_ai_score({"a", "b", "c", "d", "e", "f"}, {"a", "b", "c", "d", "e", "g"}),
+            29.0);
+  // The tier the published 67 falls in: [67, 80) pays 0.18, where 66.67 would pay 0.07.
+  GameRules r;
+  EXPECT_EQ(r.bonus(fool_the_ai_score({"a", "b"}, {"b", "c"}), 100), 0.18);
+  // Values stored unrounded by older versions read back the official way.
+  EXPECT_EQ(official_fool_the_ai(100 - 100.0 / 3), 67.0);
+  EXPECT_EQ(official_fool_the_ai(100 - 200.0 / 7), 72.0);
+  EXPECT_EQ(official_fool_the_ai(80.0), 80.0);
+  EXPECT_EQ(official_fool_the_ai(100 - 100.0 * 3 / 5), 40.0);
+}
+
 }  // namespace
 }  // namespace winokit

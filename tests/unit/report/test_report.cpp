@@ -365,17 +365,27 @@ TEST(RetrievalReport, RecallTableAndJson) {
   r.recall.text_to_image = {0.5, 0.875};
   r.recall.image_to_text = {0.25, 1.0};
   r.recall.t2i_ties = 1;
+  r.recall.t2i_median_rank = 1.5;
+  r.recall.i2t_median_rank = 2;
   r.provenance = Provenance().json();
   const std::string md = retrieval_markdown(r);
   EXPECT_NE(md.find("## Retrieval: m (8 captions x 8 images)"), std::string::npos);
-  EXPECT_NE(md.find("| Direction | R@1 | R@2 |\n|---|---:|---:|\n| text -> image | 50.00 | "
-                    "87.50 |\n| image -> text | 25.00 | 100.00 |"),
+  EXPECT_NE(md.find("| Direction | R@1 | R@2 | Median rank |\n|---|---:|---:|---:|\n| text -> "
+                    "image | 50.00 | 87.50 | 1.5 |\n| image -> text | 25.00 | 100.00 | 2 |"),
             std::string::npos)
       << md;
+  EXPECT_NE(md.find("Ties (strict): rank = 1 + items scored higher + other items scored equal"),
+            std::string::npos);
   EXPECT_NE(md.find("1 caption queries and 0 image queries"), std::string::npos);
   const nlohmann::json j = retrieval_json(r);
   EXPECT_EQ(j["text_to_image_percent"], nlohmann::json({50.0, 87.5}));
   EXPECT_EQ(j["ties"]["text_to_image_queries"], 1);
+  EXPECT_EQ(j["ties"]["rule"], "strict");
+  EXPECT_EQ(j["median_rank"]["text_to_image"], 1.5);
+  r.recall.ties = TieRule::Official;
+  EXPECT_NE(retrieval_markdown(r).find("Ties (official): rank = 1 + items scored higher: the "
+                                       "correct item ranks first"),
+            std::string::npos);
   EXPECT_NE(retrieval_html(r).find("<h2>Retrieval: m (8 captions x 8 images)</h2>"),
             std::string::npos);
 }

@@ -45,10 +45,19 @@ TEST(WinoGAViL, ReportLabelsSolversPrintsPaperReferencesAndTable10) {
   EXPECT_NE(md.find("| 5 | 1 | 100.0 | 100 |"), std::string::npos) << md;
   EXPECT_NE(md.find("| 30.0 | 38 | 100.0 |"), std::string::npos) << md;  // exact, paper's, solvers
   EXPECT_NE(md.find("| 6 | - | 50.0 (1) |"), std::string::npos) << md;   // Table 10 row
+  // The paper's model column: the game's rival, 100 - score_fool_the_ai (0 and 33 here).
+  ASSERT_TRUE(r.cross[0].rival && r.cross[1].rival);
+  EXPECT_NEAR(*r.cross[0].rival, 1.0, 1e-12);
+  EXPECT_NEAR(*r.cross[1].rival, 0.67, 1e-12);
+  EXPECT_EQ(r.cross[1].rival_n, 1u);
+  EXPECT_NE(md.find("The paper's model column of Table 10: the game's rival"), std::string::npos);
+  EXPECT_NE(md.find("| 5 | 100.0 (1) | - |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 6 | - | 67.0 (1) |"), std::string::npos) << md;
   EXPECT_NE(md.find("90 / 92 / 95 % Jaccard"), std::string::npos);
   EXPECT_NE(md.find("38/34/24/17"), std::string::npos);
   const auto j = json_associations(r, "clip", nlohmann::json::object());
   EXPECT_EQ(j["candidates_by_k"].size(), 2u);
+  EXPECT_NEAR(j["candidates_by_k"][1]["rival_jaccard_percent"].get<double>(), 67.0, 1e-9);
   EXPECT_EQ(j["breakdowns"][0]["groups"][0]["paper_chance_percent"], 38);
   EXPECT_EQ(paper_random_chance_percent(12), 17);
   EXPECT_FALSE(paper_random_chance_percent(7));
