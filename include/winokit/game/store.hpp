@@ -66,6 +66,7 @@ enum class Stmt {
   select_seen,
   hide_round,
   insert_report,
+  count_round_reporters,
   select_pending_reports,
   select_report,
   review_reports,
