@@ -136,5 +136,13 @@ if [ -n "$SHARED" ] && [ -d "$HFM" ]; then
   fi
 fi
 
+# --- Issue 23, item 5: memory bounded by the configuration, checked under a 2 GB address space
+if [ -n "$SHARED" ] && [ -d "$HFM" ]; then
+  mkdir -p biglayers && for f in "$HFM"/*; do ln -s "$f" biglayers/; done
+  rm biglayers/config.json && sed 's/"num_hidden_layers": 2/"num_hidden_layers": 1048576/' "$HFM/config.json" > biglayers/config.json
+  expect "a config of 1,048,576 layers on a 16 MB checkpoint: exit 2 naming the missing tensor, in 2 GB" 2 "layers\.2\." -- \
+    bash -c 'ulimit -v 2000000; exec "$0" eval --data syn --model biglayers --no-cache --bootstrap 10' "$WINOKIT"
+fi
+
 echo "# input hardening: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
