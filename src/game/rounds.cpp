@@ -187,7 +187,12 @@ json Rounds::submit_qualification(const Session& s, const json& answers) {
 
 json Rounds::new_round(const Session& s) {
   auto lease = impl_->connections.acquire();
-  Store store(*lease);
+  Database& db = *lease;
+  Store store(db);
+  // One draft per player on PostgreSQL too (14 simultaneous requests made up to 3 and got past
+  // --solves-per-creation): the check and the insert in one transaction, the player's row locked.
+  Transaction tx(db);
+  store.run(Stmt::lock_user, {s.user_id});
   if (!solver_qualified(store, s.user_id)) {
     throw GameError(GameErrorKind::Forbidden, "not_qualified", "pass the qualification test first");
   }
@@ -210,9 +215,11 @@ json Rounds::new_round(const Session& s) {
   }
   const auto draft = store.run(Stmt::select_draft, {s.user_id});
   if (!draft.empty()) {
-    return {{"id", db_int(draft[0][0])},
-            {"candidates", stored_list(draft[0][1])},
-            {"qualification", cstate != "qualified"}};
+    json out = {{"id", db_int(draft[0][0])},
+                {"candidates", stored_list(draft[0][1])},
+                {"qualification", cstate != "qualified"}};
+    tx.commit();
+    return out;
   }
   // Players alternate roles: solve before creating again, when something is open to them.
   const auto created = store.run(Stmt::count_created_rounds, {s.user_id});
@@ -238,7 +245,9 @@ json Rounds::new_round(const Session& s) {
   const bool qualification = cstate != "qualified";
   const auto rows = store.run(Stmt::insert_round, {s.user_id, json(names).dump(), store_now(),
                                                    std::int64_t{qualification}});
-  return {{"id", db_int(rows.at(0)[0])}, {"candidates", names}, {"qualification", qualification}};
+  const std::int64_t id = db_int(rows.at(0)[0]);
+  tx.commit();
+  return {{"id", id}, {"candidates", names}, {"qualification", qualification}};
 }
 
 json Rounds::submit_round(const Session& s, std::int64_t round_id, const std::string& cue,

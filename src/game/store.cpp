@@ -55,6 +55,9 @@ const std::vector<Statement> kStatements = {
      nullptr},
     {Stmt::select_draft, "select_draft",
      "SELECT id, candidates FROM rounds WHERE creator_id = ? AND state = 'draft'", nullptr},
+    // A no-op write: the player's row stays locked until the transaction ends (PostgreSQL), so
+    // concurrent "new round" requests of one player see each other's draft.
+    {Stmt::lock_user, "lock_user", "UPDATE users SET is_admin = is_admin WHERE id = ?", nullptr},
     {Stmt::count_created_rounds, "count_created_rounds",
      "SELECT COUNT(*) FROM rounds WHERE creator_id = ? AND state <> 'draft'", nullptr},
     {Stmt::count_solved_assignments, "count_solved_assignments",

@@ -42,6 +42,7 @@ enum class Stmt {
   set_solver_qualified,
   select_creator_rounds,
   select_draft,
+  lock_user,
   count_created_rounds,
   count_solved_assignments,
   insert_round,
