@@ -78,7 +78,8 @@ const std::vector<Statement> kStatements = {
     {Stmt::select_solvable_rounds, "select_solvable_rounds",
      "SELECT r.id FROM rounds r WHERE r.state = 'open' AND r.hidden = 0 AND r.removed = 0 AND "
      "r.creator_id <> ? AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.round_id = r.id "
-     "AND a.solver_id = ?) AND (SELECT COUNT(*) FROM assignments a2 WHERE a2.round_id = r.id) "
+     "AND a.solver_id = ?) AND NOT EXISTS (SELECT 1 FROM reports p WHERE p.round_id = r.id AND "
+     "p.reporter_id = ?) AND (SELECT COUNT(*) FROM assignments a2 WHERE a2.round_id = r.id) "
      "< ? ORDER BY r.id LIMIT ?",
      nullptr},
     {Stmt::delete_stale_assignments, "delete_stale_assignments",
@@ -126,6 +127,8 @@ const std::vector<Statement> kStatements = {
      "INSERT INTO reports (round_id, reporter_id, reason, created_at, state) VALUES (?, ?, ?, ?, "
      "'pending') RETURNING id",
      nullptr},
+    {Stmt::release_assignment, "release_assignment",
+     "DELETE FROM assignments WHERE round_id = ? AND solver_id = ? AND solved_at IS NULL", nullptr},
     {Stmt::count_round_reporters, "count_round_reporters",
      "SELECT COUNT(DISTINCT reporter_id) FROM reports WHERE round_id = ? AND state = 'pending'",
      nullptr},
