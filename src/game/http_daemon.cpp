@@ -130,6 +130,16 @@ int listen_socket(const ServerOptions& o) {
   return fd;
 }
 
+// The port a socket is bound to (the one the kernel chose for port 0).
+int bound_port(int fd, int fallback) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return fallback;
+  if (addr.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+  if (addr.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
+  return fallback;
+}
+
 }  // namespace
 
 GameServer::Impl::Connection* GameServer::Impl::connection_of(MHD_Connection* c) {
@@ -340,8 +350,7 @@ void GameServer::run(const std::function<void(int)>& on_ready) {
     stop_workers();
     throw IoError("cannot serve on " + o.host + ":" + std::to_string(o.port));
   }
-  const MHD_DaemonInfo* info = MHD_get_daemon_info(im.daemon, MHD_DAEMON_INFO_BIND_PORT);
-  const int port = info ? info->port : o.port;
+  const int port = bound_port(listen_fd, o.port);
   std::thread sweeper([&im] { im.sweep(); });
   if (on_ready) on_ready(port);
   {

@@ -63,8 +63,8 @@ struct Rounds::Impl {
        std::uint64_t seed)
       : connections(c), config(g), names(n), rival(r), rng(derive_seed(seed, "game/candidates")) {}
 
-  // Rounds this user may solve now: open, visible, not theirs, not taken or reported by them, a
-  // free slot.
+  // Rounds this user may solve now: open, visible, not theirs, not taken by them, no pending
+  // report of theirs, a free slot.
   std::vector<DbRow> solvable_rounds(Store& store, std::int64_t user_id, int limit) {
     return store.run(Stmt::select_solvable_rounds,
                      {user_id, user_id, user_id, std::int64_t{config.rules.solvers_per_association},

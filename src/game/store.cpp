@@ -79,15 +79,17 @@ const std::vector<Statement> kStatements = {
      "SELECT r.id FROM rounds r WHERE r.state = 'open' AND r.hidden = 0 AND r.removed = 0 AND "
      "r.creator_id <> ? AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.round_id = r.id "
      "AND a.solver_id = ?) AND NOT EXISTS (SELECT 1 FROM reports p WHERE p.round_id = r.id AND "
-     "p.reporter_id = ?) AND (SELECT COUNT(*) FROM assignments a2 WHERE a2.round_id = r.id) "
+     "p.reporter_id = ? AND p.state = 'pending') AND (SELECT COUNT(*) FROM assignments a2 WHERE "
+     "a2.round_id = r.id) "
      "< ? ORDER BY r.id LIMIT ?",
      nullptr},
     {Stmt::delete_stale_assignments, "delete_stale_assignments",
      "DELETE FROM assignments WHERE solved_at IS NULL AND assigned_at < ?", nullptr},
     {Stmt::select_held_assignment, "select_held_assignment",
      "SELECT a.round_id FROM assignments a JOIN rounds r ON r.id = a.round_id WHERE "
-     "a.solver_id = ? AND a.solved_at IS NULL AND r.hidden = 0 AND r.removed = 0 ORDER BY "
-     "a.round_id LIMIT 1",
+     "a.solver_id = ? AND a.solved_at IS NULL AND r.hidden = 0 AND r.removed = 0 AND NOT EXISTS "
+     "(SELECT 1 FROM reports p WHERE p.round_id = a.round_id AND p.reporter_id = a.solver_id AND "
+     "p.state = 'pending') ORDER BY a.round_id LIMIT 1",
      nullptr},
     {Stmt::select_taken_slots, "select_taken_slots",
      "SELECT slot FROM assignments WHERE round_id = ?", nullptr},
@@ -127,8 +129,6 @@ const std::vector<Statement> kStatements = {
      "INSERT INTO reports (round_id, reporter_id, reason, created_at, state) VALUES (?, ?, ?, ?, "
      "'pending') RETURNING id",
      nullptr},
-    {Stmt::release_assignment, "release_assignment",
-     "DELETE FROM assignments WHERE round_id = ? AND solver_id = ? AND solved_at IS NULL", nullptr},
     {Stmt::count_round_reporters, "count_round_reporters",
      "SELECT COUNT(DISTINCT reporter_id) FROM reports WHERE round_id = ? AND state = 'pending'",
      nullptr},

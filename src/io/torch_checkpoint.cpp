@@ -479,7 +479,9 @@ struct ZipReader {
   ~ZipReader() {
     if (z != nullptr) zip_discard(z);
   }
-  std::string read(const std::string& member, const std::string& file, std::uint64_t want) const {
+  // check_inflation: a storage (torch.save stores them); data.pkl is capped by size instead.
+  std::string read(const std::string& member, const std::string& file, std::uint64_t want,
+                   bool check_inflation = true) const {
     zip_stat_t st;
     zip_stat_init(&st);
     if (zip_stat(z, member.c_str(), 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
@@ -488,7 +490,7 @@ struct ZipReader {
       throw InputError({file, 0, member}, "archive member holds " + std::to_string(st.size) +
                                               " bytes; its tensors need " + std::to_string(want));
     }
-    if ((st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method != ZIP_CM_STORE &&
+    if (check_inflation && (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method != ZIP_CM_STORE &&
         (st.valid & ZIP_STAT_COMP_SIZE) && want > kMaxInflation * st.comp_size + kReadChunk) {
       throw InputError({file, 0, member}, "archive member inflates " + std::to_string(st.size) +
                                               " bytes from " + std::to_string(st.comp_size) +
@@ -599,7 +601,7 @@ SafeTensors SafeTensors::open_torch(const fs::path& path) {
   zip_stat_init(&pkl_stat);
   if (zip_stat(zip.z, pkl_member.c_str(), 0, &pkl_stat) != 0 || pkl_stat.size > kMaxPickleBytes)
     throw InputError({file, 0, pkl_member}, "missing, or larger than 256 MiB");
-  const std::string pickle = zip.read(pkl_member, file, pkl_stat.size);
+  const std::string pickle = zip.read(pkl_member, file, pkl_stat.size, false);
   Ref root;
   try {
     root = Unpickler(pickle, file).load();

@@ -67,7 +67,6 @@ enum class Stmt {
   select_seen,
   hide_round,
   insert_report,
-  release_assignment,
   count_round_reporters,
   select_pending_reports,
   select_report,
