@@ -367,7 +367,10 @@ json Rounds::submit_solve(const Session& s, std::int64_t round_id,
   if (!db_null(a[0][0])) {
     throw GameError(GameErrorKind::Conflict, "already_solved", "you already solved it");
   }
-  if (db_int(r[5]) != 0 || db_int(r[6]) != 0) {
+  // Hidden or removed for everyone, or reported by this player (pending review): not theirs to
+  // solve any more.
+  if (db_int(r[5]) != 0 || db_int(r[6]) != 0 ||
+      !store.run(Stmt::select_pending_report_by, {round_id, s.user_id}).empty()) {
     throw GameError(GameErrorKind::Gone, "hidden",
                     "this association was reported and is under review");
   }

@@ -132,6 +132,8 @@ const std::vector<Statement> kStatements = {
     {Stmt::count_round_reporters, "count_round_reporters",
      "SELECT COUNT(DISTINCT reporter_id) FROM reports WHERE round_id = ? AND state = 'pending'",
      nullptr},
+    {Stmt::select_pending_report_by, "select_pending_report_by",
+     "SELECT 1 FROM reports WHERE round_id = ? AND reporter_id = ? AND state = 'pending'", nullptr},
     {Stmt::select_pending_reports, "select_pending_reports",
      "SELECT p.id, p.round_id, p.reason, p.created_at, u.name, r.cue, r.candidates, "
      "r.associations, c.name FROM reports p JOIN users u ON u.id = p.reporter_id JOIN "

@@ -68,6 +68,7 @@ enum class Stmt {
   hide_round,
   insert_report,
   count_round_reporters,
+  select_pending_report_by,
   select_pending_reports,
   select_report,
   review_reports,
