@@ -321,7 +321,7 @@ int main(int argc, char** argv) {
             slot += period;
           }
           auto t1 = Clock::now();
-          auto r = c.Get("/api/solve/next", headers(p));
+          auto r = c.Post("/api/solve/next", headers(p), "{}", "application/json");
           if (!r || r->status != 200) {
             next_stats.error(r ? std::to_string(r->status) : httplib::to_string(r.error()));
             if (!r) return;

@@ -241,7 +241,7 @@ async function createView() {
 async function solveView() {
   const seq = navSeq;
   let task;
-  try { task = await api('GET', '/api/solve/next'); } catch (e) { setView(seq, 'Solve', el('p', { class: 'empty', text: e.message })); return; }
+  try { task = await api('POST', '/api/solve/next'); } catch (e) { setView(seq, 'Solve', el('p', { class: 'empty', text: e.message })); return; }
   if (task.id === null) { setView(seq, 'Solve', el('p', { class: 'empty', text: task.message }), el('a', { href: '#create', text: 'Create an association' })); return; }
   const grid = imageGrid(task.candidates, task.k);
   const result = el('div', { id: 'solve-result' });

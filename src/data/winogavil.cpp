@@ -133,6 +133,12 @@ AssociationDataset parse_winogavil(const std::string& text, const std::string& f
       throw InputError({file, row.line, "ID"}, "duplicate id " + inst.id);
     inst.cue = std::string(trim(row.cells[c_cue]));
     if (inst.cue.empty()) throw InputError({file, row.line, "cue"}, "empty cue");
+    // A control character (NUL, a line break from a quoted cell, ...) is no word, and would be
+    // written raw into --predictions-out.
+    if (std::any_of(inst.cue.begin(), inst.cue.end(),
+                    [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+      throw InputError({file, row.line, "cue"}, "control character in the cue");
+    }
     auto cands = parse_name_list(row.cells[c_cand]);
     if (!cands || cands->empty()) {
       throw InputError({file, row.line, "candidates"}, "expected a non-empty list of names");

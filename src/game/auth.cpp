@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <cctype>
-#include <semaphore>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
+#include <unordered_map>
 
 #include "winokit/core/error.hpp"
 #include "winokit/core/hash.hpp"
@@ -20,17 +23,94 @@ namespace {
 constexpr std::size_t kTokenBytes = 32, kCsrfBytes = 16;
 constexpr std::size_t kMinName = 3, kMaxName = 32, kMinPassword = 8, kMaxPassword = 256;
 constexpr std::ptrdiff_t kMaxHashSlots = 8;
+constexpr std::ptrdiff_t kHashQueuePerSlot = 2;  // sign-ins waiting for a slot, per slot
+
+// The password-hashing slots with a bounded queue in front: a sign-in that finds the slots
+// busy and the queue full is answered at once (Busy: 503 with Retry-After) instead of holding
+// an HTTP worker while it waits (160 logins held all 16 workers; /api/status waited 11.8 s).
+class HashGate {
+ public:
+  HashGate(std::ptrdiff_t slots, std::ptrdiff_t queue) : slots_(slots), queue_(queue) {}
+  void enter() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (running_ >= slots_) {
+      if (waiting_ >= queue_) {
+        throw GameError(GameErrorKind::Busy, "busy",
+                        "too many sign-ins at once; try again in a moment");
+      }
+      ++waiting_;
+      cv_.wait(lock, [&] { return running_ < slots_; });
+      --waiting_;
+    }
+    ++running_;
+  }
+  void leave() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      --running_;
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::ptrdiff_t slots_, queue_, running_ = 0, waiting_ = 0;
+};
 
 // Holds one of the password-hashing slots for its lifetime.
 class SlotGuard {
  public:
-  explicit SlotGuard(std::counting_semaphore<kMaxHashSlots>& s) : s_(s) { s_.acquire(); }
-  ~SlotGuard() { s_.release(); }
+  explicit SlotGuard(HashGate& g) : g_(g) { g_.enter(); }
+  ~SlotGuard() { g_.leave(); }
   SlotGuard(const SlotGuard&) = delete;
   SlotGuard& operator=(const SlotGuard&) = delete;
 
  private:
-  std::counting_semaphore<kMaxHashSlots>& s_;
+  HashGate& g_;
+};
+
+// Failed sign-ins per account: after kFreeFailures, each next attempt must wait 2^(n - free)
+// seconds (at most kMaxDelay) after the last failure, whatever address it comes from. A delay,
+// never a lock: the owner can always sign in once it has passed, and a success clears it.
+class AccountThrottle {
+ public:
+  static constexpr int kFreeFailures = 5;
+  static constexpr std::int64_t kMaxDelaySeconds = 900;
+  static constexpr std::size_t kMaxAccounts = 100000;
+  // Seconds to wait before this account may try again (0: now).
+  std::int64_t wait_seconds(const std::string& account) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = failures_.find(account);
+    if (it == failures_.end() || it->second.count < kFreeFailures) return 0;
+    const auto left = it->second.until - Clock::now();
+    return left <= Clock::duration::zero()
+               ? 0
+               : std::chrono::duration_cast<std::chrono::seconds>(left).count() + 1;
+  }
+  void failed(const std::string& account) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (failures_.size() >= kMaxAccounts) failures_.clear();  // memory bound; rare
+    Entry& e = failures_[account];
+    ++e.count;
+    const int over = std::min(e.count - kFreeFailures, 20);
+    const std::int64_t delay =
+        over < 0 ? 0 : std::min<std::int64_t>(std::int64_t{1} << over, kMaxDelaySeconds);
+    e.until = Clock::now() + std::chrono::seconds(delay);
+  }
+  void succeeded(const std::string& account) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    failures_.erase(account);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Entry {
+    int count = 0;
+    Clock::time_point until;
+  };
+  std::mutex mutex_;
+  std::unordered_map<std::string, Entry> failures_;
 };
 
 std::string random_hex(std::size_t bytes) {
@@ -84,8 +164,11 @@ struct Auth::Impl {
   std::string dummy_hash;  // verified for unknown names (same cost as a real one)
   // Argon2id takes 64 MiB per interactive hash: at most this many at once, so a burst of
   // sign-ins cannot take the machine's memory.
-  std::counting_semaphore<kMaxHashSlots> hash_slots{
-      std::clamp<std::ptrdiff_t>(std::thread::hardware_concurrency(), 1, kMaxHashSlots)};
+  HashGate hash_slots{
+      std::clamp<std::ptrdiff_t>(std::thread::hardware_concurrency(), 1, kMaxHashSlots),
+      kHashQueuePerSlot* std::clamp<std::ptrdiff_t>(std::thread::hardware_concurrency(), 1,
+                                                    kMaxHashSlots)};
+  AccountThrottle throttle;
 
   Impl(ConnectionPool& c, const GameConfig& g) : connections(c), config(g) {}
 
@@ -152,6 +235,15 @@ AuthResult Auth::login(const std::string& name, const std::string& password) {
   if (name.size() > kMaxName + 24 || password.size() > kMaxPassword) {
     throw GameError(GameErrorKind::Unauthorized, "bad_login", "wrong name or password");
   }
+  // Names are unique regardless of case: one throttle per account, however it is spelt.
+  std::string account = name;
+  for (auto& c : account)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (const std::int64_t wait = impl_->throttle.wait_seconds(account); wait > 0) {
+    throw GameError(
+        GameErrorKind::RateLimited, "account_throttled",
+        "too many failed sign-ins for this account; try again in " + std::to_string(wait) + " s");
+  }
   std::string hash;
   std::int64_t id = 0;
   {
@@ -173,8 +265,10 @@ AuthResult Auth::login(const std::string& name, const std::string& password) {
     verified = crypto_pwhash_str_verify(check.c_str(), password.data(), password.size()) == 0;
   }
   if (!verified || !known) {
+    impl_->throttle.failed(account);
     throw GameError(GameErrorKind::Unauthorized, "bad_login", "wrong name or password");
   }
+  impl_->throttle.succeeded(account);
   auto lease = impl_->connections.acquire();
   Database& db = *lease;
   Store store(db);

@@ -10,6 +10,10 @@ using nlohmann::json;
 namespace {
 
 constexpr std::size_t kMaxReason = 500;
+// An association disappears for everyone once this many players report it (or one admin): one
+// account alone cannot hide every open association by reporting each (issue 23). Until then it
+// waits for an admin's review like any report; the reporter has already seen it.
+constexpr std::int64_t kReportersToHide = 2;
 
 void require_admin(const Session& s) {
   if (!s.admin) throw GameError(GameErrorKind::Forbidden, "not_admin", "admins only");
@@ -37,10 +41,15 @@ json Moderation::report(const Session& s, std::int64_t round_id, const std::stri
     throw GameError(GameErrorKind::Forbidden, "not_seen",
                     "you can only report associations you were shown");
   }
-  store.run(Stmt::hide_round, {round_id});
   const auto id = store.run(Stmt::insert_report, {round_id, s.user_id, reason, store_now()});
+  const std::int64_t reporters =
+      db_int(store.run(Stmt::count_round_reporters, {round_id}).at(0)[0]);
+  const bool hidden = s.admin || reporters >= kReportersToHide;
+  if (hidden) store.run(Stmt::hide_round, {round_id});
+  // The reporter is not given it again while the report is pending (select_held_assignment and
+  // select_solvable_rounds skip rounds they reported).
   tx.commit();
-  return {{"report", db_int(id.at(0)[0])}, {"hidden", true}};
+  return {{"report", db_int(id.at(0)[0])}, {"hidden", hidden}};
 }
 
 json Moderation::admin_reports(const Session& s) {

@@ -63,10 +63,11 @@ struct Rounds::Impl {
        std::uint64_t seed)
       : connections(c), config(g), names(n), rival(r), rng(derive_seed(seed, "game/candidates")) {}
 
-  // Rounds this user may solve now: open, visible, not theirs, not taken by them, a free slot.
+  // Rounds this user may solve now: open, visible, not theirs, not taken by them, no pending
+  // report of theirs, a free slot.
   std::vector<DbRow> solvable_rounds(Store& store, std::int64_t user_id, int limit) {
     return store.run(Stmt::select_solvable_rounds,
-                     {user_id, user_id, std::int64_t{config.rules.solvers_per_association},
+                     {user_id, user_id, user_id, std::int64_t{config.rules.solvers_per_association},
                       std::int64_t{limit}});
   }
 
@@ -187,7 +188,12 @@ json Rounds::submit_qualification(const Session& s, const json& answers) {
 
 json Rounds::new_round(const Session& s) {
   auto lease = impl_->connections.acquire();
-  Store store(*lease);
+  Database& db = *lease;
+  Store store(db);
+  // One draft per player on PostgreSQL too (14 simultaneous requests made up to 3 and got past
+  // --solves-per-creation): the check and the insert in one transaction, the player's row locked.
+  Transaction tx(db);
+  store.run(Stmt::lock_user, {s.user_id});
   if (!solver_qualified(store, s.user_id)) {
     throw GameError(GameErrorKind::Forbidden, "not_qualified", "pass the qualification test first");
   }
@@ -210,9 +216,11 @@ json Rounds::new_round(const Session& s) {
   }
   const auto draft = store.run(Stmt::select_draft, {s.user_id});
   if (!draft.empty()) {
-    return {{"id", db_int(draft[0][0])},
-            {"candidates", stored_list(draft[0][1])},
-            {"qualification", cstate != "qualified"}};
+    json out = {{"id", db_int(draft[0][0])},
+                {"candidates", stored_list(draft[0][1])},
+                {"qualification", cstate != "qualified"}};
+    tx.commit();
+    return out;
   }
   // Players alternate roles: solve before creating again, when something is open to them.
   const auto created = store.run(Stmt::count_created_rounds, {s.user_id});
@@ -238,7 +246,9 @@ json Rounds::new_round(const Session& s) {
   const bool qualification = cstate != "qualified";
   const auto rows = store.run(Stmt::insert_round, {s.user_id, json(names).dump(), store_now(),
                                                    std::int64_t{qualification}});
-  return {{"id", db_int(rows.at(0)[0])}, {"candidates", names}, {"qualification", qualification}};
+  const std::int64_t id = db_int(rows.at(0)[0]);
+  tx.commit();
+  return {{"id", id}, {"candidates", names}, {"qualification", qualification}};
 }
 
 json Rounds::submit_round(const Session& s, std::int64_t round_id, const std::string& cue,
@@ -358,7 +368,10 @@ json Rounds::submit_solve(const Session& s, std::int64_t round_id,
   if (!db_null(a[0][0])) {
     throw GameError(GameErrorKind::Conflict, "already_solved", "you already solved it");
   }
-  if (db_int(r[5]) != 0 || db_int(r[6]) != 0) {
+  // Hidden or removed for everyone, or reported by this player (pending review): not theirs to
+  // solve any more.
+  if (db_int(r[5]) != 0 || db_int(r[6]) != 0 ||
+      !store.run(Stmt::select_pending_report_by, {round_id, s.user_id}).empty()) {
     throw GameError(GameErrorKind::Gone, "hidden",
                     "this association was reported and is under review");
   }

@@ -1,4 +1,6 @@
+#include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
+#include <unicode/unistr.h>
 #include <unicode/utf8.h>
 
 #include <algorithm>
@@ -33,6 +35,47 @@ bool lower_utf8(const std::string& in, std::string& out) {
     out.append(buf, static_cast<std::size_t>(len));
   }
   return true;
+}
+
+// Letters of other scripts drawn like Latin ones (Unicode's confusables, the lower-case
+// letters a blocked word or a candidate's name can be spelt with).
+constexpr std::pair<UChar32, char> kConfusables[] = {
+    {0x0430, 'a'}, {0x0435, 'e'}, {0x043E, 'o'}, {0x0440, 'p'}, {0x0441, 'c'}, {0x0443, 'y'},
+    {0x0445, 'x'}, {0x0456, 'i'}, {0x0458, 'j'}, {0x0455, 's'}, {0x0501, 'd'}, {0x04BB, 'h'},
+    {0x04CF, 'l'}, {0x051B, 'q'}, {0x051D, 'w'}, {0x043A, 'k'}, {0x0432, 'b'}, {0x043C, 'm'},
+    {0x043D, 'h'}, {0x0442, 't'}, {0x0457, 'i'}, {0x0475, 'v'}, {0x03B1, 'a'}, {0x03BF, 'o'},
+    {0x03C1, 'p'}, {0x03BD, 'v'}, {0x03B9, 'i'}, {0x03BA, 'k'}, {0x03C5, 'u'}, {0x03C7, 'x'},
+    {0x03B5, 'e'}, {0x03C4, 't'}, {0x0261, 'g'}, {0x0131, 'i'}, {0x0251, 'a'}, {0x0269, 'i'},
+};
+
+// The skeleton a look-alike is compared by: NFKC with case folding (fullwidth "ｎａｚｉ" ->
+// "nazi"), then confusable letters of other scripts mapped to Latin ("nаzi" with a Cyrillic
+// а -> "nazi"). Used for the blocklist and the candidates' names, never stored.
+std::string fold_confusables(const std::string& text) {
+  UErrorCode status = U_ZERO_ERROR;
+  const icu::Normalizer2* nfkc = icu::Normalizer2::getNFKCCasefoldInstance(status);
+  std::string folded;
+  if (U_FAILURE(status)) return text;
+  const icu::UnicodeString normal = nfkc->normalize(icu::UnicodeString::fromUTF8(text), status);
+  if (U_FAILURE(status)) return text;
+  normal.toUTF8String(folded);
+  std::string out;
+  const auto* s = reinterpret_cast<const std::uint8_t*>(folded.data());
+  const auto n = static_cast<std::int32_t>(folded.size());
+  std::int32_t i = 0;
+  while (i < n) {
+    const std::int32_t start = i;
+    UChar32 c = 0;
+    U8_NEXT(s, i, n, c);
+    const auto* hit = std::find_if(std::begin(kConfusables), std::end(kConfusables),
+                                   [c](const auto& m) { return m.first == c; });
+    if (hit != std::end(kConfusables)) {
+      out += hit->second;
+    } else {
+      out.append(folded, static_cast<std::size_t>(start), static_cast<std::size_t>(i - start));
+    }
+  }
+  return out;
 }
 
 std::vector<std::string> words_of(const std::string& name) {
@@ -87,19 +130,21 @@ std::string GameRules::check_cue(const std::string& cue, const std::vector<std::
     }
     previous_letter = letter;
   }
+  const std::string skeleton = fold_confusables(lower);
   for (const auto& candidate : candidates) {
-    std::string name;
-    lower_utf8(candidate, name);
-    bool clash = same_word(lower, name);
+    const std::string name = fold_confusables(candidate);
+    bool clash = same_word(skeleton, name);
     for (const auto& w : words_of(name))
-      clash = clash || same_word(lower, w);
+      clash = clash || same_word(skeleton, w);
     if (clash) {
       throw GameError(GameErrorKind::Invalid, "cue_names_candidate",
                       "the cue may not be the name of a candidate ('" + candidate + "')");
     }
   }
-  if (blocklist.count(lower))
-    throw GameError(GameErrorKind::Invalid, "cue_blocked", "this cue is not allowed");
+  bool blocked = blocklist.count(lower) > 0;
+  for (const auto& word : blocklist)
+    blocked = blocked || fold_confusables(word) == skeleton;
+  if (blocked) throw GameError(GameErrorKind::Invalid, "cue_blocked", "this cue is not allowed");
   return lower;
 }
 

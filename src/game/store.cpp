@@ -55,6 +55,9 @@ const std::vector<Statement> kStatements = {
      nullptr},
     {Stmt::select_draft, "select_draft",
      "SELECT id, candidates FROM rounds WHERE creator_id = ? AND state = 'draft'", nullptr},
+    // A no-op write: the player's row stays locked until the transaction ends (PostgreSQL), so
+    // concurrent "new round" requests of one player see each other's draft.
+    {Stmt::lock_user, "lock_user", "UPDATE users SET is_admin = is_admin WHERE id = ?", nullptr},
     {Stmt::count_created_rounds, "count_created_rounds",
      "SELECT COUNT(*) FROM rounds WHERE creator_id = ? AND state <> 'draft'", nullptr},
     {Stmt::count_solved_assignments, "count_solved_assignments",
@@ -75,15 +78,18 @@ const std::vector<Statement> kStatements = {
     {Stmt::select_solvable_rounds, "select_solvable_rounds",
      "SELECT r.id FROM rounds r WHERE r.state = 'open' AND r.hidden = 0 AND r.removed = 0 AND "
      "r.creator_id <> ? AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.round_id = r.id "
-     "AND a.solver_id = ?) AND (SELECT COUNT(*) FROM assignments a2 WHERE a2.round_id = r.id) "
+     "AND a.solver_id = ?) AND NOT EXISTS (SELECT 1 FROM reports p WHERE p.round_id = r.id AND "
+     "p.reporter_id = ? AND p.state = 'pending') AND (SELECT COUNT(*) FROM assignments a2 WHERE "
+     "a2.round_id = r.id) "
      "< ? ORDER BY r.id LIMIT ?",
      nullptr},
     {Stmt::delete_stale_assignments, "delete_stale_assignments",
      "DELETE FROM assignments WHERE solved_at IS NULL AND assigned_at < ?", nullptr},
     {Stmt::select_held_assignment, "select_held_assignment",
      "SELECT a.round_id FROM assignments a JOIN rounds r ON r.id = a.round_id WHERE "
-     "a.solver_id = ? AND a.solved_at IS NULL AND r.hidden = 0 AND r.removed = 0 ORDER BY "
-     "a.round_id LIMIT 1",
+     "a.solver_id = ? AND a.solved_at IS NULL AND r.hidden = 0 AND r.removed = 0 AND NOT EXISTS "
+     "(SELECT 1 FROM reports p WHERE p.round_id = a.round_id AND p.reporter_id = a.solver_id AND "
+     "p.state = 'pending') ORDER BY a.round_id LIMIT 1",
      nullptr},
     {Stmt::select_taken_slots, "select_taken_slots",
      "SELECT slot FROM assignments WHERE round_id = ?", nullptr},
@@ -123,6 +129,11 @@ const std::vector<Statement> kStatements = {
      "INSERT INTO reports (round_id, reporter_id, reason, created_at, state) VALUES (?, ?, ?, ?, "
      "'pending') RETURNING id",
      nullptr},
+    {Stmt::count_round_reporters, "count_round_reporters",
+     "SELECT COUNT(DISTINCT reporter_id) FROM reports WHERE round_id = ? AND state = 'pending'",
+     nullptr},
+    {Stmt::select_pending_report_by, "select_pending_report_by",
+     "SELECT 1 FROM reports WHERE round_id = ? AND reporter_id = ? AND state = 'pending'", nullptr},
     {Stmt::select_pending_reports, "select_pending_reports",
      "SELECT p.id, p.round_id, p.reason, p.created_at, u.name, r.cue, r.candidates, "
      "r.associations, c.name FROM reports p JOIN users u ON u.id = p.reporter_id JOIN "

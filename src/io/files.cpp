@@ -1,6 +1,7 @@
 #include "winokit/io/files.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -136,13 +137,37 @@ fs::path sibling(const fs::path& target, const char* kind) {
   return dir / ("." + target.filename().string() + "." + kind + "-" + std::to_string(::getpid()));
 }
 
+fs::path folder_of(const fs::path& target) {
+  fs::path dir = target.parent_path();
+  return dir.empty() ? fs::path(".") : dir;
+}
+
 fs::path temporary_for(const fs::path& target) {
   return sibling(target, "tmp");
 }
 
-fs::path folder_of(const fs::path& target) {
-  fs::path dir = target.parent_path();
-  return dir.empty() ? fs::path(".") : dir;
+// Temporaries of `target` left by a process that no longer runs (killed during a write:
+// `.NAME.tmp-PID`, `.NAME.old-PID`) are removed, so a kill -9 costs no disk space for good. Only
+// our own pattern, only for this target, and only when PID is not a live process.
+void remove_stale_temporaries(const fs::path& target) {
+  const std::string name = target.filename().string();
+  if (name.empty()) return;
+  std::error_code ec;
+  fs::directory_iterator it(folder_of(target), ec);
+  if (ec) return;
+  for (const fs::directory_entry& entry : it) {
+    const std::string file = entry.path().filename().string();
+    for (const char* kind : {".tmp-", ".old-"}) {
+      const std::string prefix = "." + name + kind;
+      if (file.size() <= prefix.size() || file.compare(0, prefix.size(), prefix) != 0) continue;
+      const std::string digits = file.substr(prefix.size());
+      if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos)
+        continue;
+      const auto pid = static_cast<pid_t>(std::stol(digits));
+      if (pid <= 0 || pid == ::getpid()) continue;
+      if (::kill(pid, 0) != 0 && errno == ESRCH) ::unlink(entry.path().c_str());
+    }
+  }
 }
 
 // Checks that `target` can be replaced: its folder exists and is writable, and it is not itself
@@ -222,6 +247,7 @@ void write_temporary(const fs::path& tmp, const fs::path& target, const std::str
     throw IoError(target.string() + ": cannot write: directory " + dir.string() +
                   " does not exist");
   }
+  remove_stale_temporaries(target);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError(target.string() + ": cannot write: " + std::strerror(errno));
   std::size_t done = 0;
@@ -262,6 +288,42 @@ void write_file_atomic(const fs::path& path, const std::string& content, bool du
 
 void OutputSet::add(fs::path path, std::string content) {
   files_.emplace_back(std::move(path), std::move(content));
+}
+
+void OutputSet::add_in(const fs::path& folder, const std::string& name, std::string content) {
+  const fs::path leaf(name);
+  if (name.empty() || name == "." || name == ".." || leaf.has_parent_path() || leaf.is_absolute() ||
+      name.find('\0') != std::string::npos) {
+    throw UsageError("'" + name + "' is not a file name inside " + folder.string(),
+                     "names built from data go through safe_file_name");
+  }
+  const fs::path path = folder / leaf;
+  const fs::path inside = path.lexically_normal().parent_path();
+  if (inside != (folder / "x").lexically_normal().parent_path())  // belt and braces
+    throw UsageError(path.string() + ": not inside " + folder.string());
+  add(path, std::move(content));
+}
+
+std::string safe_file_name(std::string_view raw) {
+  constexpr std::size_t kMaxName = 120;
+  std::string out;
+  bool changed = false;
+  for (const char c : raw) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '_' || (c == '.' && !out.empty());
+    out += keep ? c : '_';
+    changed |= !keep;
+  }
+  if (out.size() > kMaxName) {
+    out.resize(kMaxName);
+    changed = true;
+  }
+  if (out.empty()) {
+    out = "_";
+    changed = true;
+  }
+  if (changed) out += "-" + sha256_hex(std::string(raw)).substr(0, 8);
+  return out;
 }
 
 void OutputSet::commit() {

@@ -7,8 +7,13 @@
 #include <png.h>
 #include <webp/decode.h>
 
+#include <algorithm>
+#include <condition_variable>
 #include <csetjmp>
+#include <cstdint>
 #include <cstring>
+#include <memory>
+#include <mutex>
 
 #include "winokit/core/error.hpp"
 #include "winokit/io/image_decode.hpp"
@@ -58,6 +63,66 @@ void check_size(std::uint64_t w, std::uint64_t h, const std::string& source) {
   }
 }
 
+// A header that claims more pixels than its data can hold (issue 23: a 160-byte JPEG "of"
+// 2^28 pixels was decoded to 1.8 GB, its missing data filled in): refused before the canvas is
+// allocated, with the format's own floor on the compressed size.
+[[noreturn]] void too_little_data(std::uint64_t w, std::uint64_t h, std::size_t have,
+                                  std::uint64_t need, const char* format,
+                                  const std::string& source) {
+  throw InputError({source, 0, ""}, std::string("truncated ") + format + ": " +
+                                        std::to_string(have) + " bytes cannot hold " +
+                                        std::to_string(w) + "x" + std::to_string(h) +
+                                        " pixels (at least " + std::to_string(need) + ")");
+}
+
+// The decoder's memory, bounded per process: canvases being decoded reserve their bytes here
+// and wait while others hold the budget, so --threads N does not multiply the peak by N (4
+// decompression bombs on 4 threads were killed at 6 GiB). An image larger than the whole budget
+// is decoded alone. Decodes never nest, so a waiting thread holds no reservation: no deadlock.
+class DecodeBudget {
+ public:
+  static constexpr std::uint64_t kBytes = 1ull << 30;
+  class Hold {
+   public:
+    Hold(DecodeBudget& b, std::uint64_t n) : b_(b), n_(n) {}
+    Hold(const Hold&) = delete;
+    Hold& operator=(const Hold&) = delete;
+    ~Hold() { b_.release(n_); }
+
+   private:
+    DecodeBudget& b_;
+    std::uint64_t n_;
+  };
+  void reserve(std::uint64_t n) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return used_ == 0 || used_ + n <= kBytes; });
+    used_ += n;
+  }
+  static DecodeBudget& process() {
+    static DecodeBudget budget;
+    return budget;
+  }
+
+ private:
+  void release(std::uint64_t n) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      used_ -= n;
+    }
+    cv_.notify_all();
+  }
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::uint64_t used_ = 0;
+};
+
+// Reserves `bytes` of the process's decode budget until the returned hold is destroyed.
+std::unique_ptr<DecodeBudget::Hold> hold_decode_memory(std::uint64_t bytes) {
+  DecodeBudget& b = DecodeBudget::process();
+  b.reserve(bytes);
+  return std::make_unique<DecodeBudget::Hold>(b, bytes);
+}
+
 // ---- JPEG ----
 struct JpegError {
   jpeg_error_mgr mgr;
@@ -73,8 +138,11 @@ void jpeg_fail(j_common_ptr cinfo) {
 }
 
 void jpeg_warn(j_common_ptr cinfo, int level) {
-  // PIL refuses truncated data ("image file is truncated"); libjpeg only warns about it.
-  if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) {
+  // PIL refuses truncated data ("image file is truncated"); libjpeg only warns about it, and
+  // fills the missing blocks in: the end of the data (JWRN_JPEG_EOF) or a marker where entropy
+  // data should be (JWRN_HIT_MARKER: an EOI right after a short scan) are truncation.
+  if (level < 0 &&
+      (cinfo->err->msg_code == JWRN_JPEG_EOF || cinfo->err->msg_code == JWRN_HIT_MARKER)) {
     reinterpret_cast<JpegError*>(cinfo->err)->truncated = true;
   }
 }
@@ -92,6 +160,7 @@ DecodedImage decode_jpeg(const std::string& bytes, const std::string& source) {
     ~Destroy() { jpeg_destroy_decompress(c); }
   } destroy{&cinfo};
   DecodedImage out;
+  std::unique_ptr<DecodeBudget::Hold> hold;  // before setjmp, like every object with a destructor
   if (setjmp(err.jump)) {
     throw InputError({source, 0, ""}, std::string("corrupt JPEG: ") + err.message);
   }
@@ -100,17 +169,31 @@ DecodedImage decode_jpeg(const std::string& bytes, const std::string& source) {
                static_cast<unsigned long>(bytes.size()));
   jpeg_read_header(&cinfo, TRUE);
   check_size(cinfo.image_width, cinfo.image_height, source);
+  {
+    // Every 8x8 block of the first component costs at least one bit of entropy-coded data (a
+    // DC code; progressive AC scans can skip blocks, DC ones cannot).
+    const std::uint64_t blocks =
+        ((cinfo.image_width + 7ull) / 8) * ((cinfo.image_height + 7ull) / 8);
+    const std::uint64_t need = blocks / 8;
+    if (bytes.size() < need)
+      too_little_data(cinfo.image_width, cinfo.image_height, bytes.size(), need, "JPEG", source);
+  }
   if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK) {
     throw InputError({source, 0, ""}, "CMYK JPEG images are not supported",
                      "convert the image to RGB");
   }
   const bool gray = cinfo.num_components == 1;
   cinfo.out_color_space = gray ? JCS_GRAYSCALE : JCS_RGB;
-  jpeg_start_decompress(&cinfo);
+  jpeg_calc_output_dimensions(&cinfo);
+  const std::size_t stride = static_cast<std::size_t>(cinfo.output_width) *
+                             static_cast<std::size_t>(cinfo.output_components);
+  // The canvas, and a progressive image's coefficients (2 bytes per sample) held by libjpeg.
+  hold = hold_decode_memory(stride * cinfo.output_height * (cinfo.progressive_mode ? 3 : 1));
+  jpeg_start_decompress(&cinfo);  // a progressive image is read whole here
+  if (err.truncated) throw InputError({source, 0, ""}, "truncated JPEG (premature end of data)");
   out.width = static_cast<int>(cinfo.output_width);
   out.height = static_cast<int>(cinfo.output_height);
   out.mode = gray ? PixelMode::L : PixelMode::RGB;
-  const std::size_t stride = static_cast<std::size_t>(out.width) * cinfo.output_components;
   out.pixels.resize(stride * out.height);
   while (cinfo.output_scanline < cinfo.output_height) {
     JSAMPROW row = out.pixels.data() + stride * cinfo.output_scanline;
@@ -144,6 +227,22 @@ void png_fail(png_structp png, png_const_charp message) {
 }
 void png_warn(png_structp, png_const_charp) {}
 
+// The total length of the IDAT chunks (the compressed pixels), read from the chunk headers.
+std::uint64_t png_idat_bytes(const std::string& bytes) {
+  std::uint64_t total = 0;
+  std::size_t at = 8;
+  while (at + 8 <= bytes.size()) {
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + at);
+    const std::uint64_t len = (std::uint64_t{p[0]} << 24) | (std::uint64_t{p[1]} << 16) |
+                              (std::uint64_t{p[2]} << 8) | p[3];
+    const std::uint64_t present = std::min<std::uint64_t>(len, bytes.size() - at - 8);
+    if (std::memcmp(p + 4, "IDAT", 4) == 0) total += present;
+    if (len > bytes.size() - at - 8) break;
+    at += 8 + static_cast<std::size_t>(len) + 4;
+  }
+  return total;
+}
+
 DecodedImage decode_png(const std::string& bytes, const std::string& source) {
   PngMessage message;
   png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &message, png_fail, png_warn);
@@ -159,6 +258,7 @@ DecodedImage decode_png(const std::string& bytes, const std::string& source) {
   DecodedImage out;
   std::vector<png_bytep> rows;
   std::vector<std::uint8_t> buffer;
+  std::unique_ptr<DecodeBudget::Hold> hold;
   if (setjmp(png_jmpbuf(png))) {
     throw InputError({source, 0, ""}, "corrupt PNG: " + message.text);
   }
@@ -171,6 +271,21 @@ DecodedImage decode_png(const std::string& bytes, const std::string& source) {
   int depth = 0, color = 0, interlace = 0;
   png_get_IHDR(png, info, &w, &h, &depth, &color, &interlace, nullptr, nullptr);
   check_size(w, h, source);
+  {
+    // deflate expands at most 1032:1, so the IDAT chunks must hold raw/1032 bytes (raw: every
+    // row with its filter byte). Summed from the chunk lengths before any pixel is allocated.
+    constexpr std::uint64_t kMaxDeflateRatio = 1032;
+    const int samples = color == PNG_COLOR_TYPE_RGB          ? 3
+                        : color == PNG_COLOR_TYPE_RGB_ALPHA  ? 4
+                        : color == PNG_COLOR_TYPE_GRAY_ALPHA ? 2
+                                                             : 1;
+    const std::uint64_t raw =
+        (static_cast<std::uint64_t>(w) * samples * static_cast<std::uint64_t>(depth) + 7) / 8 * h +
+        h;
+    const std::uint64_t need = raw / kMaxDeflateRatio;
+    if (png_idat_bytes(bytes) < need)
+      too_little_data(w, h, png_idat_bytes(bytes), need, "PNG", source);
+  }
   out.width = static_cast<int>(w);
   out.height = static_cast<int>(h);
   bool gray16 = false;
@@ -220,6 +335,7 @@ DecodedImage decode_png(const std::string& bytes, const std::string& source) {
   png_set_interlace_handling(png);
   png_read_update_info(png, info);
   const std::size_t rowbytes = png_get_rowbytes(png, info);
+  hold = hold_decode_memory(static_cast<std::uint64_t>(rowbytes) * h * (gray16 ? 3 : 1));
   buffer.resize(rowbytes * h);
   rows.resize(h);
   for (png_uint_32 y = 0; y < h; ++y)
@@ -245,10 +361,27 @@ DecodedImage decode_webp(const std::string& bytes, const std::string& source) {
   }
   check_size(static_cast<std::uint64_t>(features.width),
              static_cast<std::uint64_t>(features.height), source);
+  {
+    // The RIFF header says how long the file is: shorter data is truncated. And no WebP packs
+    // more than 2^20 pixels into a byte (a uniform 16383x16383 lossy image takes kilobytes).
+    constexpr std::uint64_t kMaxPixelsPerByte = 1ull << 20;
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+    const std::uint64_t riff = bytes.size() >= 12
+                                   ? (std::uint64_t{p[4]} | std::uint64_t{p[5]} << 8 |
+                                      std::uint64_t{p[6]} << 16 | std::uint64_t{p[7]} << 24) +
+                                         8
+                                   : 0;
+    const auto w = static_cast<std::uint64_t>(features.width);
+    const auto h = static_cast<std::uint64_t>(features.height);
+    const std::uint64_t need = std::max(riff, w * h / kMaxPixelsPerByte);
+    if (bytes.size() < need) too_little_data(w, h, bytes.size(), need, "WebP", source);
+  }
   DecodedImage out;
   out.width = features.width;
   out.height = features.height;
   out.mode = features.has_alpha ? PixelMode::RGBA : PixelMode::RGB;
+  const auto hold = hold_decode_memory(static_cast<std::uint64_t>(out.width) * out.height *
+                                       static_cast<std::uint64_t>(channels(out.mode)));
   out.pixels.resize(static_cast<std::size_t>(out.width) * out.height * channels(out.mode));
   const int stride = out.width * channels(out.mode);
   uint8_t* ok =

@@ -166,14 +166,24 @@ SafeTensors SafeTensors::open(const fs::path& path) {
       names.insert(it.value().get<std::string>());
       expected_file[it.key()] = it.value().get<std::string>();
     }
-    for (const auto& n : names)
+    // A shard is a plain file name in the index's folder: never a path that leaves it (an
+    // absolute name, "..", a subfolder), so the index cannot make us open (and report the size
+    // of) files elsewhere.
+    for (const auto& n : names) {
+      if (n.empty() || n == "." || n == ".." || n.find('/') != std::string::npos ||
+          n.find('\\') != std::string::npos || n.find('\0') != std::string::npos) {
+        throw InputError({path.string(), 0, "weight_map"},
+                         "shard '" + n + "' is not a file name inside the model folder");
+      }
       shards.push_back(path.parent_path() / n);
+    }
   } else {
     shards.push_back(path);
   }
   for (const auto& shard : shards) {
     const std::string file = shard.string();
-    int fd = ::open(shard.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO must not wait for a writer (it is then refused below).
+    int fd = ::open(shard.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
       throw IoError(file + ": cannot open: " + std::strerror(errno),
                     errno == ENOENT ? "is the checkpoint complete?" : "");
@@ -182,6 +192,10 @@ SafeTensors SafeTensors::open(const fs::path& path) {
     if (::fstat(fd, &sb) != 0) {
       ::close(fd);
       throw IoError(file + ": cannot stat");
+    }
+    if (!S_ISREG(sb.st_mode)) {
+      ::close(fd);
+      throw IoError(file + ": not a regular file");
     }
     auto mapping = std::make_unique<Mapping>();
     mapping->size = static_cast<std::size_t>(sb.st_size);

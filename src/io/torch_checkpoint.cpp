@@ -47,11 +47,56 @@ struct Object {
   Pairs attributes;
 };
 
+// Containers nested deeper than this are refused (state dicts are a few levels deep). A deeper
+// tree can still be built by mutating a container after it was nested (APPEND through the memo),
+// so values are also destroyed iteratively: freeing any tree takes constant stack.
+constexpr int kMaxNesting = 1000;
+
 struct Value {
   std::variant<std::monostate, bool, std::int64_t, double, std::string, Items /*tuple or list*/,
                Pairs /*dict*/, Global, StorageRef, TensorRef, Mark, Object>
       v;
+  int depth = 0;  // nesting when made (0 for a scalar)
+
+  Value() = default;
+  Value(const Value&) = delete;
+  Value& operator=(const Value&) = delete;
+  ~Value() {
+    std::vector<Ref> pending;
+    take_children(pending);
+    while (!pending.empty()) {
+      Ref r = std::move(pending.back());
+      pending.pop_back();
+      if (r.use_count() == 1) r->take_children(pending);
+    }  // r's own destructor now finds no children: no recursion
+  }
+  // Moves this value's children into `out` (leaving it a shallow husk).
+  void take_children(std::vector<Ref>& out) {
+    auto take_pairs = [&](Pairs& pairs) {
+      for (auto& [k, x] : pairs) {
+        out.push_back(std::move(k));
+        out.push_back(std::move(x));
+      }
+      pairs.clear();
+    };
+    if (auto* items = std::get_if<Items>(&v)) {
+      for (auto& x : *items)
+        out.push_back(std::move(x));
+      items->clear();
+    } else if (auto* pairs = std::get_if<Pairs>(&v)) {
+      take_pairs(*pairs);
+    } else if (auto* object = std::get_if<Object>(&v)) {
+      take_pairs(object->attributes);
+    }
+  }
 };
+
+int depth_of(const Items& items) {
+  int d = 0;
+  for (const auto& x : items)
+    d = std::max(d, x->depth);
+  return d + 1;
+}
 
 Ref make(auto x) {
   auto r = std::make_shared<Value>();
@@ -69,10 +114,10 @@ class Unpickler {
       const auto op = static_cast<unsigned char>(d_[pos_++]);
       switch (op) {
         case 0x80:
-          pos_ += 1;
+          bytes(1);
           break;  // PROTO
         case 0x95:
-          pos_ += 8;
+          bytes(8);
           break;  // FRAME
         case '.':
           return pop();  // STOP
@@ -89,7 +134,7 @@ class Unpickler {
           stack_.push_back(make(Pairs{}));
           break;
         case 't':
-          stack_.push_back(make(pop_mark()));
+          push_container(pop_mark());
           break;
         case 0x85:
         case 0x86:
@@ -97,28 +142,35 @@ class Unpickler {
           Items items(op - 0x84);
           for (auto it = items.rbegin(); it != items.rend(); ++it)
             *it = pop();
-          stack_.push_back(make(std::move(items)));
+          push_container(std::move(items));
           break;
         }
         case 'a': {
           Ref v = pop();
+          nest(*top(), *v);
           std::get<Items>(top()->v).push_back(v);
           break;
         }
         case 'e': {
           Items items = pop_mark();
+          for (const auto& x : items)
+            nest(*top(), *x);
           auto& list = std::get<Items>(top()->v);
           list.insert(list.end(), items.begin(), items.end());
           break;
         }
         case 's': {
           Ref v = pop(), k = pop();
+          nest(*top(), *k);
+          nest(*top(), *v);
           dict(top()).emplace_back(k, v);
           break;
         }
         case 'u': {
           Items items = pop_mark();
           if (items.size() % 2) fail("SETITEMS with an odd number of items");
+          for (const auto& x : items)
+            nest(*top(), *x);
           auto& pairs = dict(top());
           for (std::size_t i = 0; i < items.size(); i += 2)
             pairs.emplace_back(items[i], items[i + 1]);
@@ -225,6 +277,7 @@ class Unpickler {
           Ref state = pop();
           if (auto* object = std::get_if<Object>(&top()->v)) {
             if (!std::holds_alternative<Pairs>(state->v)) fail("module state is not a dict");
+            nest(*top(), *state);
             object->attributes = std::get<Pairs>(state->v);
           }
           break;
@@ -243,8 +296,10 @@ class Unpickler {
   [[noreturn]] void fail(const std::string& why) const {
     throw InputError({file_, 0, ""}, why + " at byte " + std::to_string(pos_));
   }
+  // The next n bytes. Compared as `n > size - pos` (pos <= size always): `pos + n` wraps for a
+  // length near 2^64 (BINUNICODE8), and the check then passed.
   std::string_view bytes(std::size_t n) {
-    if (pos_ + n > d_.size()) fail("truncated pickle");
+    if (n > d_.size() - pos_) fail("truncated pickle");
     auto out = d_.substr(pos_, n);
     pos_ += n;
     return out;
@@ -261,6 +316,20 @@ class Unpickler {
     std::string s(d_.substr(pos_, end - pos_));
     pos_ = end + 1;
     return s;
+  }
+  // A container of these items, refused beyond kMaxNesting.
+  void push_container(Items items) {
+    const int depth = depth_of(items);
+    if (depth > kMaxNesting) fail("containers nested deeper than " + std::to_string(kMaxNesting));
+    auto r = make(std::move(items));
+    r->depth = depth;
+    stack_.push_back(std::move(r));
+  }
+  // `child` goes into `parent`: the parent's depth grows with it (refused beyond kMaxNesting).
+  void nest(Value& parent, const Value& child) {
+    if (child.depth + 1 > kMaxNesting)
+      fail("containers nested deeper than " + std::to_string(kMaxNesting));
+    parent.depth = std::max(parent.depth, child.depth + 1);
   }
   Ref pop() {
     if (stack_.empty()) fail("stack underflow");
@@ -396,31 +465,121 @@ void collect_module_tensors(const Object& object, const std::string& prefix, int
   }
 }
 
+constexpr std::size_t kReadChunk = 1 << 20;
+constexpr std::size_t kMaxPickleBytes = 256ull << 20;  // data.pkl of the largest CLIP: a few MB
+// torch.save stores tensor data uncompressed; a member that inflates more than this is not a
+// checkpoint (deflate itself reaches about 1032:1 on zeros: a decompression bomb).
+constexpr std::uint64_t kMaxInflation = 64;
+constexpr int kMaxDims = 64;
+
+// An archive member read as a stream: at most `want` bytes, never more than the member holds,
+// growing the buffer only as data actually comes (a lying header costs nothing).
 struct ZipReader {
   zip_t* z = nullptr;
   ~ZipReader() {
     if (z != nullptr) zip_discard(z);
   }
-  std::string read(const std::string& member, const std::string& file) const {
+  // check_inflation: a storage (torch.save stores them); data.pkl is capped by size instead.
+  std::string read(const std::string& member, const std::string& file, std::uint64_t want,
+                   bool check_inflation = true) const {
     zip_stat_t st;
     zip_stat_init(&st);
-    if (zip_stat(z, member.c_str(), 0, &st) != 0)
+    if (zip_stat(z, member.c_str(), 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
       throw InputError({file, 0, ""}, "missing archive member " + member);
+    if (st.size < want) {
+      throw InputError({file, 0, member}, "archive member holds " + std::to_string(st.size) +
+                                              " bytes; its tensors need " + std::to_string(want));
+    }
+    if (check_inflation && (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method != ZIP_CM_STORE &&
+        (st.valid & ZIP_STAT_COMP_SIZE) && want > kMaxInflation * st.comp_size + kReadChunk) {
+      throw InputError({file, 0, member}, "archive member inflates " + std::to_string(st.size) +
+                                              " bytes from " + std::to_string(st.comp_size) +
+                                              " (more than any checkpoint: a decompression bomb?)");
+    }
     zip_file_t* f = zip_fopen(z, member.c_str(), 0);
     if (f == nullptr) throw InputError({file, 0, ""}, "cannot open archive member " + member);
-    std::string out(static_cast<std::size_t>(st.size), '\0');
-    const zip_int64_t got = zip_fread(f, out.data(), st.size);
+    std::string out;
+    while (out.size() < want) {
+      const std::size_t n =
+          static_cast<std::size_t>(std::min<std::uint64_t>(kReadChunk, want - out.size()));
+      const std::size_t at = out.size();
+      out.resize(at + n);
+      const zip_int64_t got = zip_fread(f, out.data() + at, n);
+      if (got <= 0) {
+        zip_fclose(f);
+        throw InputError({file, 0, ""}, "truncated member " + member);
+      }
+      out.resize(at + static_cast<std::size_t>(got));
+    }
     zip_fclose(f);
-    if (got < 0 || static_cast<zip_uint64_t>(got) != st.size)
-      throw InputError({file, 0, ""}, "truncated member " + member);
     return out;
   }
 };
+
+// a * b and a + b on non-negative sizes, or false when beyond int64.
+bool mul(std::int64_t a, std::int64_t b, std::int64_t& out) {
+  return !__builtin_mul_overflow(a, b, &out);
+}
+bool add(std::int64_t a, std::int64_t b, std::int64_t& out) {
+  return !__builtin_add_overflow(a, b, &out);
+}
+
+// A tensor checked against its storage: every size, stride and offset non-negative, no
+// overflow, and its last element inside the storage.
+struct Placed {
+  std::int64_t numel = 0;
+  std::uint64_t need = 0;  // bytes of the storage it reaches (0 when empty)
+  bool contiguous = true;
+};
+
+Placed place(const TensorRef& t, const std::string& file, const std::string& name) {
+  auto bad = [&](const std::string& why) -> InputError { return InputError({file, 0, name}, why); };
+  if (t.shape.size() != t.stride.size())
+    throw bad("shape " + shape_text(t.shape) + " and stride " + shape_text(t.stride) +
+              " differ in length");
+  if (t.shape.size() > static_cast<std::size_t>(kMaxDims)) throw bad("too many dimensions");
+  const auto elem = static_cast<std::int64_t>(dtype_size(t.storage.dtype));
+  std::int64_t storage_bytes = 0;
+  if (t.storage.numel < 0 || !mul(t.storage.numel, elem, storage_bytes))
+    throw bad("storage size " + std::to_string(t.storage.numel) + " out of range");
+  if (t.offset < 0) throw bad("negative storage offset " + std::to_string(t.offset));
+  Placed p;
+  p.numel = 1;
+  std::int64_t last = t.offset, expect = 1;
+  for (std::size_t d = t.shape.size(); d-- > 0;) {
+    if (t.shape[d] < 0) throw bad("negative size in shape " + shape_text(t.shape));
+    if (t.stride[d] < 0) throw bad("negative stride in " + shape_text(t.stride));
+    if (!mul(p.numel, t.shape[d], p.numel))
+      throw bad("shape " + shape_text(t.shape) + " too large");
+    if (t.shape[d] != 1 && t.stride[d] != expect) p.contiguous = false;
+    if (!mul(expect, t.shape[d], expect)) throw bad("shape too large");
+    std::int64_t reach = 0;
+    if (t.shape[d] > 0 && (!mul(t.shape[d] - 1, t.stride[d], reach) || !add(last, reach, last)))
+      throw bad("stride " + shape_text(t.stride) + " reaches beyond any storage");
+  }
+  std::int64_t bytes = 0;
+  if (!mul(p.numel, elem, bytes)) throw bad("shape " + shape_text(t.shape) + " too large");
+  if (p.numel == 0) return p;
+  std::int64_t end = 0;
+  if (!add(last, 1, end) || !mul(end, elem, end) || end > storage_bytes)
+    throw bad("tensor extends past its storage");
+  p.need = static_cast<std::uint64_t>(end);
+  return p;
+}
+
+// The checkpoint file itself: a regular file (a FIFO would hang zip_open).
+void check_regular(const fs::path& path, const std::string& file) {
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) throw IoError(file + ": not found");
+  if (!fs::is_regular_file(status)) throw IoError(file + ": not a regular file");
+}
 
 }  // namespace
 
 SafeTensors SafeTensors::open_torch(const fs::path& path) {
   const std::string file = path.string();
+  check_regular(path, file);
   int err = 0;
   ZipReader zip;
   zip.z = zip_open(file.c_str(), ZIP_RDONLY, &err);
@@ -438,7 +597,11 @@ SafeTensors SafeTensors::open_torch(const fs::path& path) {
   }
   if (pkl_member.empty()) throw InputError({file, 0, ""}, "no data.pkl in the archive");
   const std::string prefix = pkl_member.substr(0, pkl_member.size() - 8);  // ends with '/'
-  const std::string pickle = zip.read(pkl_member, file);
+  zip_stat_t pkl_stat;
+  zip_stat_init(&pkl_stat);
+  if (zip_stat(zip.z, pkl_member.c_str(), 0, &pkl_stat) != 0 || pkl_stat.size > kMaxPickleBytes)
+    throw InputError({file, 0, pkl_member}, "missing, or larger than 256 MiB");
+  const std::string pickle = zip.read(pkl_member, file, pkl_stat.size, false);
   Ref root;
   try {
     root = Unpickler(pickle, file).load();
@@ -474,47 +637,45 @@ SafeTensors SafeTensors::open_torch(const fs::path& path) {
     }
   }
   st.files_.push_back(file);
-  std::map<std::string, std::string*> storages;
+  // Every tensor placed in its storage first; then each storage read once, only as far as its
+  // tensors reach.
+  std::vector<Placed> placed;
+  std::map<std::string, std::uint64_t> need;
   for (const auto& [name, t] : found) {
-    auto it = storages.find(t.storage.key);
-    if (it == storages.end()) {
-      st.owned_.push_back(
-          std::make_unique<std::string>(zip.read(prefix + "data/" + t.storage.key, file)));
-      it = storages.emplace(t.storage.key, st.owned_.back().get()).first;
-    }
-    const std::string& bytes = *it->second;
+    placed.push_back(place(t, file, name));
+    std::uint64_t& reach = need[t.storage.key];
+    reach = std::max(reach, placed.back().need);
+  }
+  std::map<std::string, const std::string*> storages;
+  for (const auto& [key, bytes] : need) {
+    st.owned_.push_back(
+        std::make_unique<std::string>(zip.read(prefix + "data/" + key, file, bytes)));
+    storages[key] = st.owned_.back().get();
+  }
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    const auto& [name, t] = found[i];
+    const Placed& p = placed[i];
+    const std::string& bytes = *storages.at(t.storage.key);
     const std::size_t elem = dtype_size(t.storage.dtype);
     TensorView view;
     view.name = name;
     view.dtype = t.storage.dtype;
     view.shape = t.shape;
     view.file = file;
-    const std::int64_t numel = view.numel();
+    const auto numel = static_cast<std::size_t>(p.numel);
     // Contiguous (row-major) tensors are used in place; others are copied into that order.
-    bool contiguous = true;
-    std::int64_t expect = 1;
-    for (std::size_t d = t.shape.size(); d-- > 0;) {
-      if (t.shape[d] != 1 && t.stride[d] != expect) contiguous = false;
-      expect *= t.shape[d];
-    }
-    std::int64_t last = t.offset;
-    for (std::size_t d = 0; d < t.shape.size(); ++d)
-      last += (t.shape[d] - 1) * t.stride[d];
-    if (numel > 0 && (t.offset < 0 || static_cast<std::size_t>(last + 1) * elem > bytes.size())) {
-      throw InputError({file, 0, name}, "tensor extends past its storage");
-    }
-    if (contiguous) {
+    if (p.contiguous || numel == 0) {
       view.data = reinterpret_cast<const std::uint8_t*>(bytes.data()) +
-                  static_cast<std::size_t>(t.offset) * elem;
+                  (numel == 0 ? 0 : static_cast<std::size_t>(t.offset) * elem);
     } else {
-      auto copy = std::make_unique<std::string>(static_cast<std::size_t>(numel) * elem, '\0');
+      auto copy = std::make_unique<std::string>(numel * elem, '\0');
       std::vector<std::int64_t> index(t.shape.size(), 0);
-      for (std::int64_t i = 0; i < numel; ++i) {
-        std::int64_t src = t.offset;
+      for (std::size_t e = 0; e < numel; ++e) {
+        std::int64_t src = t.offset;  // <= the last element place() checked
         for (std::size_t d = 0; d < index.size(); ++d)
           src += index[d] * t.stride[d];
-        std::memcpy(copy->data() + static_cast<std::size_t>(i) * elem,
-                    bytes.data() + static_cast<std::size_t>(src) * elem, elem);
+        std::memcpy(copy->data() + e * elem, bytes.data() + static_cast<std::size_t>(src) * elem,
+                    elem);
         for (std::size_t d = index.size(); d-- > 0;) {
           if (++index[d] < t.shape[d]) break;
           index[d] = 0;
@@ -523,7 +684,7 @@ SafeTensors SafeTensors::open_torch(const fs::path& path) {
       view.data = reinterpret_cast<const std::uint8_t*>(copy->data());
       st.owned_.push_back(std::move(copy));
     }
-    view.bytes = static_cast<std::size_t>(numel) * elem;
+    view.bytes = numel * elem;
     st.tensors_[name] = std::move(view);
   }
   if (st.tensors_.empty()) throw InputError({file, 0, ""}, "no tensors in the checkpoint");

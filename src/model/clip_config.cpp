@@ -106,6 +106,25 @@ T field(const json& obj, const char* name, T fallback, const fs::path& file) {
   }
 }
 
+// A per-channel triple (image_mean, image_std): three numbers, or one number for all three.
+std::array<float, 3> channel_field(const json& obj, const char* name, std::array<float, 3> fallback,
+                                   const fs::path& file) {
+  auto it = obj.find(name);
+  if (it == obj.end() || it->is_null()) return fallback;
+  if (it->is_number()) {
+    fallback.fill(it->get<float>());
+    return fallback;
+  }
+  if (!it->is_array() || it->size() != 3 ||
+      !std::all_of(it->begin(), it->end(), [](const json& v) { return v.is_number(); })) {
+    throw InputError({file.string(), 0, name},
+                     "3 values expected (one per RGB channel), got " + it->dump());
+  }
+  for (std::size_t k = 0; k < 3; ++k)
+    fallback[k] = (*it)[k].get<float>();
+  return fallback;
+}
+
 // Sizes far beyond any real model (and small enough that products of two stay in int64 and
 // tensor element counts in size_t): a bigger value is a broken file, not a model.
 constexpr std::int64_t kMaxSize = 1 << 20;
@@ -221,8 +240,8 @@ ClipConfig load_hf(const fs::path& dir) {
                               ? size_field(p, "crop_size", 224, pp, "", kMaxImageSize)
                               : size_field(*crop, "height", 224, pp, "crop_size", kMaxImageSize);
     }
-    c.preprocess.mean = field(p, "image_mean", c.preprocess.mean, pp);
-    c.preprocess.std = field(p, "image_std", c.preprocess.std, pp);
+    c.preprocess.mean = channel_field(p, "image_mean", c.preprocess.mean, pp);
+    c.preprocess.std = channel_field(p, "image_std", c.preprocess.std, pp);
     int resample = field(p, "resample", 3, pp);
     if (resample != 3) {
       throw InputError({pp.string(), 0, "resample"}, "only PIL bicubic (3) is supported");

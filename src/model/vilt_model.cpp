@@ -69,6 +69,13 @@ bool is_vilt_checkpoint(const fs::path& dir) {
   }
 }
 
+// Caps on what a ViLT config may ask for, far beyond any published checkpoint (ViLT-B/32:
+// hidden 768, 12 layers, images resized to a 384-pixel shorter side): a bigger value is a broken
+// or hostile file, refused with exit 2 naming the field before anything is allocated.
+constexpr std::int64_t kMaxViltSize = 1 << 16;  // widths, layers, vocabulary, text length
+constexpr std::int64_t kMaxViltEdge = 1536;     // pixels: 4x the reference's 384; the longer side
+                                                // is then at most 2559, about 3,800 patches of 32
+
 ViltConfig load_vilt_config(const fs::path& dir) {
   const fs::path p = dir / "config.json";
   if (!fs::exists(p)) throw IoError("no config.json in " + dir.string());
@@ -77,12 +84,17 @@ ViltConfig load_vilt_config(const fs::path& dir) {
     throw InputError({p.string(), 0, "model_type"}, "not a ViLT checkpoint (model_type != vilt)");
   }
   ViltConfig c;
-  auto num = [&](const char* key, int& out, int lo) {
+  // Every size is read as a 64-bit integer and checked against its cap before it becomes an int
+  // (a huge value wrapped or allocated gigabytes; issue 23).
+  auto num = [&](const char* key, int& out, int lo, std::int64_t hi = kMaxViltSize) {
     if (!j.contains(key)) return;
-    if (!j[key].is_number_integer() || j[key].get<int>() < lo) {
-      throw InputError({p.string(), 0, key}, "expected an integer >= " + std::to_string(lo));
+    const auto& v = j[key];
+    if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi ||
+        (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi))) {
+      throw InputError({p.string(), 0, key}, "expected an integer from " + std::to_string(lo) +
+                                                 " to " + std::to_string(hi));
     }
-    out = j[key].get<int>();
+    out = static_cast<int>(v.get<std::int64_t>());
   };
   num("hidden_size", c.hidden, 1);
   num("num_hidden_layers", c.layers, 1);
@@ -92,8 +104,8 @@ ViltConfig load_vilt_config(const fs::path& dir) {
   num("max_position_embeddings", c.max_text_len, 3);
   num("type_vocab_size", c.type_vocab, 1);
   num("modality_type_vocab_size", c.modality_types, 2);
-  num("image_size", c.image_size, 1);
-  num("patch_size", c.patch, 1);
+  num("image_size", c.image_size, 1, kMaxViltEdge);
+  num("patch_size", c.patch, 1, kMaxViltEdge);
   num("num_channels", c.channels, 3);
   if (j.contains("max_image_length") && j["max_image_length"].is_number_integer()) {
     c.max_image_length = j["max_image_length"].get<int>();
@@ -119,19 +131,29 @@ ViltConfig load_vilt_config(const fs::path& dir) {
   const fs::path pp = dir / "preprocessor_config.json";
   if (fs::exists(pp)) {
     const nlohmann::json q = read_json(pp);
+    // The resized image's shorter side (its longer one is at most 1333/800 of it), capped at
+    // kMaxViltEdge: a 12,000-pixel edge asked for gigabytes before anything was checked.
+    auto edge = [&](const nlohmann::json& v, const char* field, int& out) {
+      if (!v.is_number_integer() || v.get<std::int64_t>() < 1 ||
+          v.get<std::int64_t>() > kMaxViltEdge ||
+          (v.is_number_unsigned() && v.get<std::uint64_t>() > kMaxViltEdge)) {
+        throw InputError({pp.string(), 0, field}, "expected an integer from 1 to " +
+                                                      std::to_string(kMaxViltEdge) +
+                                                      " (pixels), got " + v.dump());
+      }
+      out = static_cast<int>(v.get<std::int64_t>());
+    };
     if (q.contains("size")) {
       const auto& s = q["size"];
-      if (s.is_object() && s.contains("shortest_edge") && s["shortest_edge"].is_number_integer()) {
-        c.shortest_edge = s["shortest_edge"].get<int>();
-      } else if (s.is_number_integer()) {
-        c.shortest_edge = s.get<int>();
+      if (s.is_object() && s.contains("shortest_edge")) {
+        edge(s["shortest_edge"], "size.shortest_edge", c.shortest_edge);
+      } else if (s.is_number()) {
+        edge(s, "size", c.shortest_edge);
       } else {
         throw InputError({pp.string(), 0, "size"}, "expected {\"shortest_edge\": N}");
       }
     }
-    if (q.contains("size_divisor") && q["size_divisor"].is_number_integer()) {
-      c.size_divisor = q["size_divisor"].get<int>();
-    }
+    if (q.contains("size_divisor")) edge(q["size_divisor"], "size_divisor", c.size_divisor);
     auto triple = [&](const char* key, std::array<float, 3>& out) {
       if (!q.contains(key)) return;
       const auto& v = q[key];

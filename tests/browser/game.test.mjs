@@ -312,7 +312,7 @@ try {
   await reporter.fill('#report-reason', 'not a real association');
   await reporter.click('#report-send');
   await reporter.getByText('nothing to solve right now').waitFor();
-  ok('report hides the association at once');
+  ok('report takes the association from its reporter at once (hidden for everyone at a second reporter)');
   const admin = await player('admin1');
   // The admin role by secret: granted offline to the existing account, never by name at start.
   execFileSync(winokit, ['game', 'admin', '--db', db, '--grant', 'admin1']);

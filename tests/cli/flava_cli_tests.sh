@@ -25,10 +25,10 @@ expect "eval: the ITM head by default" 0 "\| tiny-pretraining-itm \| [0-9.]+ \| 
 grep -q '"kind": "flava"' itm.json && grep -q '"head": "itm"' itm.json && grep -q '"head_choice": "default: the checkpoint has the ITM head' itm.json && grep -q '"pairs_scored": 48' itm.json \
   && ok "provenance names FLAVA, the head and why" || not_ok "ITM provenance" "$(grep -n head itm.json | head)"
 awk -F'"score":' '{split($2,a,"}"); if (a[1] < 0 || a[1] > 1) bad=1} END {exit bad}' tiny-pretraining-itm.scores.jsonl && ok "ITM scores are probabilities" || not_ok "ITM scores in [0, 1]"
-expect "eval --head contrastive" 0 "scores in tiny-pretraining-contrastive.scores.jsonl" -- "$WINOKIT" eval --data $DATA --model "$PRE" --head contrastive --json con.json --quiet
+expect "eval --head contrastive" 0 "scores written to tiny-pretraining-contrastive.scores.jsonl" -- "$WINOKIT" eval --data $DATA --model "$PRE" --head contrastive --json con.json --quiet
 grep -q '"head": "contrastive"' con.json && grep -q 'exp(logit_scale)' con.json && ok "contrastive run names its head and score" || not_ok "contrastive provenance"
 cmp -s tiny-pretraining-itm.scores.jsonl tiny-pretraining-contrastive.scores.jsonl && not_ok "the two heads give different scores" || ok "the two heads give different scores"
-expect "eval: a FlavaModel checkpoint defaults to contrastive" 0 "scores in tiny-model-contrastive.scores.jsonl" -- "$WINOKIT" eval --data $DATA --model "$MOD" --json mod.json --quiet
+expect "eval: a FlavaModel checkpoint defaults to contrastive" 0 "scores written to tiny-model-contrastive.scores.jsonl" -- "$WINOKIT" eval --data $DATA --model "$MOD" --json mod.json --quiet
 grep -q 'has no ITM head' mod.json && ok "the default is explained" || not_ok "FlavaModel head_choice"
 cmp -s tiny-model-contrastive.scores.jsonl tiny-pretraining-contrastive.scores.jsonl && ok "both layouts give the same contrastive scores" || not_ok "layouts agree"
 expect "--head itm without the ITM head" 2 "no ITM head|without the ITM head" -- "$WINOKIT" eval --data $DATA --model "$MOD" --head itm

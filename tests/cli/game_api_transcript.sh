@@ -92,10 +92,10 @@ call "submit: twice" spy POST "/api/rounds/$R1/submit" "{\"cue\":\"ocean\",\"ass
 call "new round: solve first" spy POST /api/rounds '{}'
 call "solve: own round" spy POST "/api/solve/$R1" "{\"picks\":[\"$c0\",\"$c1\"]}"
 call "solve: not assigned" sol1 POST "/api/solve/$R1" "{\"picks\":[\"$c0\",\"$c1\"]}"
-call "next solve: nothing for the creator" spy GET /api/solve/next ''
+call "next solve: nothing for the creator" spy POST /api/solve/next '{}'
 for u in sol1 sol2 sol3; do
-  call "next solve $u" "$u" GET /api/solve/next ''
-  call "next solve again $u" "$u" GET /api/solve/next ''
+  call "next solve $u" "$u" POST /api/solve/next '{}'
+  call "next solve again $u" "$u" POST /api/solve/next '{}'
   a0=$(field candidates 0)
   a1=$(field candidates 2)
   [ "$u" = sol2 ] && call "solve: wrong count" "$u" POST "/api/solve/$R1" "{\"picks\":[\"$a0\"]}"
@@ -112,7 +112,7 @@ d2=$(field candidates 2)
 call "submit by sol1" sol1 POST "/api/rounds/$R2/submit" "{\"cue\":\"winter\",\"associations\":[\"$d0\",\"$d1\",\"$d2\"]}"
 call "report: not seen" sol2 POST "/api/rounds/$R2/report" '{"reason":"spam"}'
 call "report: no such round" sol2 POST /api/rounds/999/report '{"reason":"spam"}'
-call "next solve spy" spy GET /api/solve/next ''
+call "next solve spy" spy POST /api/solve/next '{}'
 call "report" spy POST "/api/rounds/$R2/report" '{"reason":"offensive cue"}'
 call "solve: hidden" spy POST "/api/solve/$R2" "{\"picks\":[\"$d0\",\"$d1\",\"$d2\"]}"
 call "admin reports: not admin" boss GET /api/admin/reports ''

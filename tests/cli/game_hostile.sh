@@ -92,6 +92,27 @@ if [ ${#MODEL[@]} -gt 0 ]; then
   fi
 fi
 
+# Over-long targets (issue 23, item 1): each of these killed the server with SIGSEGV (a
+# backtracking regex recursed once per character); now 414 before routing.
+long_a=$(head -c 26000 /dev/zero | tr '\0' A)
+long_d=$(head -c 30000 /dev/zero | tr '\0' 9)
+for target in "GET /images/$long_a" "POST /api/solve/$long_d" "POST /api/rounds/$long_d/submit"; do
+  st=$(curl -s -m 10 -o /dev/null -w '%{http_code}' -X "${target%% *}" "$URL${target#* }")
+  [ "$st" = 414 ] && ok "${target:0:16}... of ${#target} bytes: 414" || fail "${target:0:16}...: $st"
+done
+kill -0 "$PID" 2>/dev/null && ok "... and the server still runs" || fail "a long target killed the server"
+
+# A second server on the same port (issue 23, item 2): "address already in use", exit 2, not a
+# second listener sharing the port through SO_REUSEPORT.
+timeout 60 "$WINOKIT" serve --port "$PORT" --images syn/images --db second.db --password-cost min \
+  --cache-dir cache > second.log 2>&1
+code=$?
+if [ "$code" -eq 2 ] && grep -q "address already in use" second.log && ! grep -q listening second.log; then
+  ok "a second server on port $PORT refuses to start (exit 2, address already in use)"
+else
+  fail "second server on a busy port: exit $code"; cat second.log
+fi
+
 if timeout 120 python3 "$HERE/game_hostile.py" "$PORT" "$PID" "$DEADLINE" "$CAP"; then :; else fails=$((fails + 1)); fi
 kill -0 "$PID" 2>/dev/null && ok "the server is still running" || fail "the server died"
 kill "$PID"; wait "$PID" 2>/dev/null; PID=

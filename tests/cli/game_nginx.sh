@@ -113,7 +113,7 @@ made=$(api spy POST "/api/rounds/$id/submit" "{\"cue\":\"ocean\",\"associations\
 echo "$made" | grep -q '"model_picks"\|"fool' && ok "a round is created through nginx" || bad "round: $made"
 for s in 1 2 3; do
   api "s$s" POST /api/register "{\"name\":\"solver$s\",\"password\":\"password1\"}" | json_get 'd.csrf' > "s$s.csrf"
-  got=$(api "s$s" GET /api/solve/next | json_get 'd.id')
+  got=$(api "s$s" POST /api/solve/next '{}' | json_get 'd.id')
   [ "$got" = "$id" ] || bad "solver $s got '$got', not $id"
   api "s$s" POST "/api/solve/$id" "{\"picks\":$assoc}" > /dev/null
 done

@@ -64,7 +64,7 @@ api "$PORT2" spy POST "/api/rounds/$id/submit" "{\"cue\":\"ocean\",\"association
 for s in 1 2 3; do
   port=$([ $((s % 2)) -eq 1 ] && echo "$PORT1" || echo "$PORT2")
   api "$port" "s$s" POST /api/register "{\"name\":\"solver$s\",\"password\":\"password1\"}" | json_get 'd.csrf' > "s$s.csrf"
-  got=$(api "$port" "s$s" GET /api/solve/next | json_get 'd.id')
+  got=$(api "$port" "s$s" POST /api/solve/next '{}' | json_get 'd.id')
   [ "$got" = "$id" ] || { echo "FAIL - solver $s got '$got', not $id"; fail=1; }
   api "$port" "s$s" POST "/api/solve/$id" "{\"picks\":$assoc}" > /dev/null
 done

@@ -123,5 +123,26 @@ mkdir -p badmodel && printf '{"projection_dim": 8, "text_config": {"layer_norm_e
 expect "fuzz_config: a config number beyond a double is exit 2" 2 "badmodel/config.json: number out of range" -- \
   "$WINOKIT" eval --data syn --model badmodel
 
+# --- Issue 23, item 4: file names built from data stay inside their output folder
+if [ -n "$SHARED" ] && [ -d "$HFM" ]; then
+  mkdir -p evilid && cp -r syn/images evilid/ && sed '1s/"id": *[0-9]*/"id": "\/..\/..\/escaped"/' syn/examples.jsonl > evilid/examples.jsonl
+  expect "heatmap: an example id '/../../escaped' renders" 0 "rendered [0-9]+ word-patch maps" -- \
+    "$WINOKIT" heatmap --data evilid --model "$HFM" --examples /../../escaped --out-dir deep/a/maps --no-cache
+  if [ -z "$(find deep -name '*.png' -not -path 'deep/a/maps/*')" ] && [ ! -e escaped ] && \
+     [ -n "$(find deep/a/maps -name 'ex_.._.._escaped-*_i0_c0_t0.png')" ]; then
+    ok "heatmap: ... every PNG inside --out-dir, under a sanitised name"
+  else
+    not_ok "heatmap: files outside --out-dir" "$(find . -name '*escaped*')"
+  fi
+fi
+
+# --- Issue 23, item 5: memory bounded by the configuration, checked under a 2 GB address space
+if [ -n "$SHARED" ] && [ -d "$HFM" ]; then
+  mkdir -p biglayers && for f in "$HFM"/*; do ln -s "$f" biglayers/; done
+  rm biglayers/config.json && sed 's/"num_hidden_layers": 2/"num_hidden_layers": 1048576/' "$HFM/config.json" > biglayers/config.json
+  expect "a config of 1,048,576 layers on a 16 MB checkpoint: exit 2 naming the missing tensor, in 2 GB" 2 "layers\.2\." -- \
+    bash -c 'ulimit -v 2000000; exec "$0" eval --data syn --model biglayers --no-cache --bootstrap 10' "$WINOKIT"
+fi
+
 echo "# input hardening: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -176,6 +176,16 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
   expect "--no-cache recomputes" 0 "70 images computed" -- "$WINOKIT" eval --data synzip --model "$HFM" --name tiny --bootstrap 100 --quiet --no-cache --threads 1 --batch-size 3
   cmp -s first.scores.jsonl tiny.scores.jsonl && ok "same scores: zip vs folder, cache vs none, 1 thread batch 3 vs default" || not_ok "scores identical across runs"
   grep -q '"weights_sha256"' m.json && grep -q '"pipeline": "hf"' m.json && ok "json records model hash and preprocessing" || not_ok "model provenance"
+  # Issue 23, item 8: the default scores file goes beside the other outputs and never silently
+  # replaces another run's scores.
+  rm -f tiny-quickgelu-hf.scores.jsonl
+  expect "eval --model: the scores file beside the outputs, and where it went" 0 "scores written to out8/tiny-quickgelu-hf.scores.jsonl" -- "$WINOKIT" eval --data syn --model "$HFM" --bootstrap 50 --json out8/r.json --quiet
+  [ -s out8/tiny-quickgelu-hf.scores.jsonl ] && [ ! -e tiny-quickgelu-hf.scores.jsonl ] && ok "... in out8/, not in the current folder" || not_ok "scores file placement" "$(ls out8 .)"
+  sed -i '1s/"score":[-0-9.e]*/"score":12.5/' out8/tiny-quickgelu-hf.scores.jsonl && cp out8/tiny-quickgelu-hf.scores.jsonl other.jsonl
+  expect "eval --model refuses to replace another run's scores" 2 "holds other scores.*--force" -- "$WINOKIT" eval --data syn --model "$HFM" --bootstrap 50 --json out8/r.json --quiet
+  cmp -s other.jsonl out8/tiny-quickgelu-hf.scores.jsonl && ok "... and leaves it as it was" || not_ok "the other run's scores were replaced"
+  expect "eval --model --force replaces it" 0 "scores written to out8/tiny-quickgelu-hf.scores.jsonl" -- "$WINOKIT" eval --data syn --model "$HFM" --bootstrap 50 --json out8/r.json --quiet --force
+  ! cmp -s other.jsonl out8/tiny-quickgelu-hf.scores.jsonl && ok "... with this run's scores" || not_ok "--force did not replace"
   expect "eval --model (OpenCLIP layout, bpe gz tokenizer)" 0 "N = 35" -- "$WINOKIT" eval --data syn --model "$OCM" --tokenizer "$SHARED/golden/clip/vocab/bpe_simple_vocab_16e6.txt.gz" --bootstrap 100 --scores-out oc.jsonl
   expect "score an image" 0 "\| a red cube \| [-0-9.]+ \| [0-9.]+ \|" -- "$WINOKIT" score --model "$HFM" "$SHARED/golden/clip/images/astronaut_q90.jpg" "a red cube" "an astronaut"
   # A terminal (script(1)) gets the progress bar: a finite rate over the stage's own work and its time.

@@ -20,7 +20,7 @@ source "$CLI_DIR/lib.sh"
 expect "eval with a ViLT ranking checkpoint" 0 "\| tiny-rank \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|" -- "$WINOKIT" eval --data syn --model "$RANK" --json rank.json
 [ "$(wc -l < tiny-rank.scores.jsonl)" -eq 48 ] && ok "a score for each of the 4 pairs of 12 examples" || not_ok "scores file" "$(head -3 tiny-rank.scores.jsonl)"
 grep -q '"kind": "vilt"' rank.json && grep -q 'rank_output logit' rank.json && grep -q '"pairs_scored": 48' rank.json && ok "provenance names ViLT, its head and the pairs" || not_ok "provenance" "$(grep -A3 '"scorer"' rank.json | head)"
-expect "eval with a ViLT ITM checkpoint" 0 "scores in tiny-itm.scores.jsonl" -- "$WINOKIT" eval --data syn --model "$ITM" --json itm.json --quiet
+expect "eval with a ViLT ITM checkpoint" 0 "scores written to tiny-itm.scores.jsonl" -- "$WINOKIT" eval --data syn --model "$ITM" --json itm.json --quiet
 grep -q 'ITM head softmax probability of match' itm.json && ok "ITM run names its score" || not_ok "ITM provenance"
 awk -F'"score":' 'NR>0 {split($2,a,"}"); if (a[1] < 0 || a[1] > 1) bad=1} END {exit bad}' tiny-itm.scores.jsonl && ok "ITM scores are probabilities" || not_ok "ITM scores in [0, 1]"
 

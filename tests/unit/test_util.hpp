@@ -1,12 +1,17 @@
 // Helpers for the unit tests: temporary folders and small datasets built in memory.
 #pragma once
 
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <new>
 #include <string>
 
+#include "winokit/core/error.hpp"
 #include "winokit/data/winoground.hpp"
 
 namespace winokit::test {
@@ -32,6 +37,42 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// Runs fn in a child process whose address space may grow by at most `extra_bytes` beyond what
+// it holds now (RLIMIT_AS): the exit code tells what happened, as the CLI would. 0: returned;
+// 2: InputError or UsageError; 3: IoError; 4: out of memory (bad_alloc); 1: anything else;
+// 128 + N: killed by signal N (a crash). For asserting memory bounds without timing.
+inline int exit_code_with_memory_limit(std::size_t extra_bytes, const std::function<void()>& fn) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::size_t vm_kib = 0;
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("VmSize:", 0) == 0) vm_kib = std::stoull(line.substr(7));
+    }
+    const rlimit limit{vm_kib * 1024 + extra_bytes, vm_kib * 1024 + extra_bytes};
+    ::setrlimit(RLIMIT_AS, &limit);
+    int code = 0;
+    try {
+      fn();
+    } catch (const InputError&) {
+      code = 2;
+    } catch (const UsageError&) {
+      code = 2;
+    } catch (const IoError&) {
+      code = 3;
+    } catch (const std::bad_alloc&) {
+      code = 4;
+    } catch (...) {
+      code = 1;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
 
 // One examples.jsonl line.
 inline std::string example_line(int id, const std::string& tag = "Noun",

@@ -1,5 +1,9 @@
 // winokit eval: Winoground scores, breakdowns and statistics for one scorer.
+#include <cmath>
 #include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -9,6 +13,7 @@
 #include "vilt_cli.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/eval/scorer.hpp"
+#include "winokit/eval/scores.hpp"
 #include "winokit/io/files.hpp"
 
 namespace winokit::cli {
@@ -19,12 +24,62 @@ struct EvalFlags {
   std::string data, scores, scorer, name, per_example, scores_out, images;
   std::vector<std::string> tags, covariates;
   std::string perplexity;
-  std::string head;  // FLAVA: itm or contrastive (flava_cli.hpp)
+  bool force = false;  // replace a default scores file that holds other scores
+  std::string head;    // FLAVA: itm or contrastive (flava_cli.hpp)
   LmRequest lm;
   ReportFlags report;
   StatFlags stats;
   ModelFlags model;
 };
+
+// Where a model run keeps its scores when --scores-out is not given: beside the other outputs
+// (the folder of the first report file asked for; the current folder when there is none), named
+// after the model (as a safe file name).
+std::filesystem::path default_scores_path(const EvalFlags& f, const std::string& name) {
+  std::filesystem::path folder;
+  for (const std::string* p :
+       {&f.report.json, &f.report.csv, &f.report.markdown, &f.report.html, &f.per_example}) {
+    if (!p->empty()) {
+      folder = std::filesystem::path(*p).parent_path();
+      break;
+    }
+  }
+  return folder / (safe_file_name(name) + ".scores.jsonl");
+}
+
+// Two official scores files with the same labels and scores equal up to kSameScore (a rerun of
+// one model may differ in the last bits with another batch size or thread count).
+bool same_scores(const std::string& a, const std::string& b) {
+  constexpr double kSameScore = 1e-4;  // relative; other models differ by far more
+  std::istringstream sa(a), sb(b);
+  std::string la, lb;
+  while (true) {
+    const bool more_a = static_cast<bool>(std::getline(sa, la));
+    const bool more_b = static_cast<bool>(std::getline(sb, lb));
+    if (more_a != more_b) return false;
+    if (!more_a) return true;
+    const auto ja = nlohmann::json::parse(la, nullptr, false);
+    const auto jb = nlohmann::json::parse(lb, nullptr, false);
+    if (!ja.is_object() || !jb.is_object() || ja.value("label", "") != jb.value("label", "") ||
+        !ja.contains("score") || !ja["score"].is_number() || !jb.contains("score") ||
+        !jb["score"].is_number())
+      return false;
+    const double x = ja["score"].get<double>(), y = jb["score"].get<double>();
+    if (std::abs(x - y) > kSameScore * std::max(1.0, std::abs(y))) return false;
+  }
+}
+
+// A default scores file is replaced only when it holds these very scores (the same model on
+// the same data) or with --force: two models in folders of the same name must not silently
+// overwrite each other's runs.
+void check_default_scores(const std::filesystem::path& path, const std::string& content,
+                          bool force) {
+  std::error_code ec;
+  if (force || !std::filesystem::is_regular_file(path, ec)) return;
+  if (same_scores(read_file(path), content)) return;
+  throw UsageError(path.string() + ": exists and holds other scores (another model's run?)",
+                   "pass --force to replace it, or --scores-out FILE to write elsewhere");
+}
 
 int run(const EvalFlags& f) {
   const int sources = !f.scores.empty() + !f.scorer.empty() + !f.model.model.empty();
@@ -39,6 +94,7 @@ int run(const EvalFlags& f) {
   req.options = f.stats.resolve();
   std::unique_ptr<Scorer> scorer;
   std::string scores_out = f.scores_out;
+  bool default_scores = false;
   if (!f.model.model.empty()) {
     std::string name = f.name.empty() ? model_name(f.model.model) : f.name;
     if (!f.head.empty() && !is_flava_model(f.model)) {
@@ -53,7 +109,10 @@ int run(const EvalFlags& f) {
                                       : make_clip_scorer(f.model.load(), name);
     }
     // A model run always keeps its scores, so it can be re-scored or compared later.
-    if (scores_out.empty()) scores_out = name + ".scores.jsonl";
+    if (scores_out.empty()) {
+      scores_out = default_scores_path(f, name).string();
+      default_scores = true;
+    }
   } else if (!f.scores.empty()) {
     scorer = make_scores_file_scorer(f.scores, f.name);
   } else {
@@ -93,6 +152,8 @@ int run(const EvalFlags& f) {
               << " from the cache); " << perplexity_definition(lm.bos) << "\n";
   }
   EvalRun r = run_evaluation(std::move(dataset), req, *scorer, f.name);
+  if (default_scores)
+    check_default_scores(scores_out, official_scores_jsonl(r.dataset, r.scores), f.force);
   OutputSet out;
   add_eval_outputs(r, output_paths(f.report, f.per_example, scores_out), out);
   commit(out);
@@ -100,8 +161,8 @@ int run(const EvalFlags& f) {
     const auto& e = r.context.provenance["scorer"]["embeddings"];
     std::cerr << "winokit: embeddings: " << e["images_computed"] << " images computed, "
               << e["images_cached"] << " from the cache; " << e["captions_computed"]
-              << " captions computed, " << e["captions_cached"] << " from the cache; scores in "
-              << scores_out << "\n";
+              << " captions computed, " << e["captions_cached"] << " from the cache\n";
+    std::cerr << "winokit: scores written to " << scores_out << "\n";
   }
   f.report.print(r.markdown);
   return 0;
@@ -138,7 +199,11 @@ void add_eval(CLI::App& app, int& exit_code) {
                               .html = "Write the self-contained HTML report",
                               .html_images = true});
   cmd->add_option("--per-example", flags->per_example, "Write per-example outcomes (JSONL)");
-  cmd->add_option("--scores-out", flags->scores_out, "Write the scores in the official JSONL");
+  cmd->add_option("--scores-out", flags->scores_out,
+                  "Write the scores in the official JSONL (with --model, by default "
+                  "MODEL.scores.jsonl beside the other outputs)");
+  cmd->add_flag("--force", flags->force,
+                "With --model: replace a default scores file that holds other scores");
   flags->stats.add_to(*cmd);
   flags->model.add_to(*cmd, /*required=*/false);
   cmd->callback([flags, &exit_code] { exit_code = guarded([&] { return run(*flags); }); });

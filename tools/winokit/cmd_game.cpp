@@ -282,6 +282,9 @@ void add_game(CLI::App& app, int& exit_code) {
   serve->add_flag("--secure-cookie", s->server.secure_cookie, "Mark the cookie Secure (HTTPS)");
   serve->add_flag("--trust-proxy", s->server.trust_proxy,
                   "Behind a reverse proxy: rate-limit by the X-Forwarded-For address it appends");
+  serve->add_option("--public-origin", s->server.public_origin,
+                    "The origin players use (https://game.example.org): other Host headers are "
+                    "refused (default: an IP address or localhost only)");
   serve->add_option("--rival-seed", s->rival_seed, "Seed of the random-weight rival")
       ->capture_default_str();
   serve->add_option("--seed", s->seed, "Seed of candidate sampling (0: random)");

@@ -59,10 +59,10 @@ int run(const HeatmapFlags& f) {
           std::string png =
               render_heatmap_png(maps.pixels, pp, maps.similarity[qi][t], maps.grid, c.image_size);
           if (!f.out_dir.empty()) {
-            out.add(std::filesystem::path(f.out_dir) /
-                        ("ex" + ex.id + "_i" + std::to_string(k) + "_c" + std::to_string(q) + "_t" +
-                         std::to_string(t) + ".png"),
-                    png);
+            out.add_in(f.out_dir,
+                       "ex" + safe_file_name(ex.id) + "_i" + std::to_string(k) + "_c" +
+                           std::to_string(q) + "_t" + std::to_string(t) + ".png",
+                       png);
           }
           if (!f.report.html.empty()) panel.maps.emplace_back(maps.tokens[qi][t], std::move(png));
           ++written;

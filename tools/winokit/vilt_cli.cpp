@@ -310,10 +310,10 @@ int run_vilt_heatmap(const ModelFlags& flags, const WinogroundDataset& ds,
           const std::string png = render_vilt_heatmap_png(
               a.image, c, vilt_display_map(a.transport[t]), a.grid_h, a.grid_w);
           if (!out_dir.empty()) {
-            out.add(std::filesystem::path(out_dir) /
-                        ("ex" + ex.id + "_i" + std::to_string(k) + "_c" + std::to_string(q) + "_t" +
-                         std::to_string(t) + ".png"),
-                    png);
+            out.add_in(out_dir,
+                       "ex" + safe_file_name(ex.id) + "_i" + std::to_string(k) + "_c" +
+                           std::to_string(q) + "_t" + std::to_string(t) + ".png",
+                       png);
           }
           html << "<figure><img alt=\"" << html_escape(a.tokens[t])
                << "\" src=\"data:image/png;base64," << base64(png) << "\"><figcaption>"

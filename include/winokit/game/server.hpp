@@ -19,9 +19,12 @@
 // `request_seconds` (the connection is closed otherwise); connections are capped in total and
 // per address (behind a trusted proxy: requests in flight per forwarded address); complete
 // requests run on a bounded pool of `threads` workers with a bounded queue (503 when full).
+// Routing is by path segments, never a backtracking regex; a request target (path and query)
+// over 4096 bytes is answered 414 before any routing.
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -52,6 +55,11 @@ struct ServerOptions {
   // Behind a reverse proxy: rate-limit and cap by the address the proxy appends to
   // X-Forwarded-For, and take the scheme from X-Forwarded-Proto.
   bool trust_proxy = false;
+  // The origin players reach the game at ("https://game.example.org"). Requests naming another
+  // Host are refused (403 bad_host), and an Origin must be this one. Empty: the Host must be an
+  // IP address or localhost, so a DNS-rebinding page (evil.example resolving to this server)
+  // is refused.
+  std::string public_origin;
 };
 
 // The HTTP status of a refused request of this kind: Invalid 400, Unauthorized 401, Forbidden
@@ -70,13 +78,18 @@ struct HttpResponse {
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body, content_type;
+  // When set, the body is this file (images): sent from the file on the wire, with no copy per
+  // connection; handle() leaves `body` empty.
+  std::filesystem::path file;
 };
 
 class GameServer {
  public:
   GameServer(Game& game, ServerOptions options);
   ~GameServer();
-  // Binds, calls on_ready(port) and serves until stop(). Throws IoError when it cannot bind.
+  // Binds, calls on_ready(port) and serves until stop(). A port another socket listens on is a
+  // UsageError ("address already in use"; no SO_REUSEPORT, so two servers never share a port);
+  // other failures to listen are IoError.
   void run(const std::function<void(int)>& on_ready = {});
   void stop();
   // Routes one request as if it had arrived on a connection (rate limits included).
@@ -87,7 +100,7 @@ class GameServer {
   std::unique_ptr<Impl> impl_;
 };
 
-// The web assets served at "/", "/app.js" and "/style.css".
+// The web assets served at "/", "/app.js", "/style.css" and "/favicon.svg".
 struct WebAsset {
   const char* path;
   const char* content_type;

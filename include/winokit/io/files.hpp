@@ -45,6 +45,13 @@ std::string sha256_file(const std::filesystem::path& path);
 // The text without a leading UTF-8 byte order mark.
 std::string_view strip_bom(std::string_view text);
 
+// A file name made from data (ids, model names): ASCII letters, digits, '.', '-' and '_' are
+// kept, anything else (separators, "..", control bytes, non-ASCII) becomes '_', a leading '.' too
+// (no hidden files, never "." or ".."), and the name is cut to 120 bytes. When anything was
+// changed, 8 hex digits of the original's hash are appended, so two ids that differ only in
+// replaced characters still get two files. Never empty.
+std::string safe_file_name(std::string_view raw);
+
 // Missing output folders are created (and removed again when the write fails).
 // Writes one file atomically: a temporary file in the same directory, then renamed. `durable`
 // also flushes it to disk first (fsync); caches skip that.
@@ -60,6 +67,10 @@ void write_file_atomic(const std::filesystem::path& path, const std::string& con
 class OutputSet {
  public:
   void add(std::filesystem::path path, std::string content);
+  // A file named from data (an example id, a model name) in `folder`: `name` must be one plain
+  // file name (safe_file_name makes one), so the file can only land inside the folder; anything
+  // else (a separator, "..", an absolute path) is a UsageError.
+  void add_in(const std::filesystem::path& folder, const std::string& name, std::string content);
   bool empty() const { return files_.empty(); }
   // The files added so far, in order.
   std::vector<std::filesystem::path> paths() const {

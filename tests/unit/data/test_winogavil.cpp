@@ -69,6 +69,27 @@ TEST(WinoGAViL, BadRowsNameFileLineAndColumn) {
                InputError);  // no candidates column
 }
 
+// Issue 23, item 7: a NUL inside a cue was accepted and written raw to --predictions-out.
+TEST(WinoGAViL, AControlCharacterInACueIsRefused) {
+  using namespace std::string_literals;
+  const std::string head = "candidates,cue,associations\n";
+  for (const std::string& cue : {"sk\0y"s, "sk\x01y"s, "\"sk\ny\""s}) {
+    try {
+      parse_winogavil(head + "\"[\"\"a\"\", \"\"b\"\"]\"," + cue + ",\"[\"\"a\"\"]\"\n", "w.csv");
+      ADD_FAILURE() << "accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("w.csv:2: field 'cue': control character"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_EQ(
+      parse_winogavil(head + "\"[\"\"a\"\", \"\"b\"\"]\",ice cream,\"[\"\"a\"\"]\"\n", "w.csv")
+          .instances.at(0)
+          .cue,
+      "ice cream");
+}
+
 TEST(WinoGAViL, NameListsJsonOrPython) {
   EXPECT_EQ(*parse_name_list(R"(["a", "b c"])"), (std::vector<std::string>{"a", "b c"}));
   EXPECT_EQ(*parse_name_list(R"(['a', "it's", 'x\'y'])"),

@@ -2,6 +2,9 @@
 // (winokit/game/auth.hpp).
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "game_test_util.hpp"
 
 namespace winokit {
@@ -64,6 +67,55 @@ TEST(Game, AdminRoleGoesOnlyToAnExistingAccount) {
   auto again = std::make_unique<Game>(second_connection(dir), make_pool(dir, 20),
                                       std::make_unique<FirstKRival>(), c);
   EXPECT_TRUE(again->authenticate(again->login("boss", "password1").token).admin);
+}
+
+// Issue 23, item 6: sign-ins wait for a hashing slot on a bounded queue; beyond it they are
+// answered at once with 503 (Busy), so they cannot hold every HTTP worker.
+TEST(Game, SignInsBeyondTheHashingQueueAreBusyNotQueued) {
+  test::TempDir dir;
+  GameConfig c = fast_config();
+  c.password_cost = PasswordCost::Interactive;  // 64 MiB each: hashes that overlap
+  auto game = make_game(dir, c);
+  game->register_user("ana", "password1");
+  constexpr int kClients = 40;  // more than 8 slots + a queue of 2 per slot
+  std::atomic<int> ok{0}, busy{0}, other{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back([&] {
+      try {
+        game->login("ana", "password1");
+        ++ok;
+      } catch (const GameError& e) {
+        (e.kind() == GameErrorKind::Busy ? busy : other)++;
+      }
+    });
+  }
+  for (auto& t : clients)
+    t.join();
+  EXPECT_GT(ok.load(), 0);
+  EXPECT_GT(busy.load(), 0);
+  EXPECT_EQ(other.load(), 0);
+  EXPECT_EQ(http_status(GameErrorKind::Busy), 503);
+}
+
+// Issue 23, item 6: password guessing on one account from many addresses: after 5 failures the
+// account waits (exponentially longer), whatever the address; other accounts are not affected.
+TEST(Game, FailedSignInsDelayTheAccountNotLockIt) {
+  test::TempDir dir;
+  auto game = make_game(dir);
+  game->register_user("ana", "password1");
+  game->register_user("bob", "password1");
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(error_status([&] { game->login("ana", "wrong-pass"); }), 401) << i;
+  try {
+    game->login("ANA", "password1");  // the right password, another spelling: still waits
+    FAIL() << "no delay after 5 failures";
+  } catch (const GameError& e) {
+    EXPECT_EQ(e.code(), "account_throttled");
+    EXPECT_EQ(http_status(e.kind()), 429);
+    EXPECT_NE(std::string(e.what()).find("try again in"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(game->login("bob", "password1"));
 }
 
 }  // namespace

@@ -57,5 +57,51 @@ TEST(Game, SolverQualificationTestAndReportsWithReview) {
   EXPECT_EQ(error_status([&] { game->admin_review(admin, rep["report"], "remove"); }), 409);
 }
 
+// Issue 23, item 6: one account could hide every open association by reporting each. Now a
+// report by one player leaves it in play (pending an admin's review); a second reporter (or an
+// admin) hides it for everyone.
+TEST(Moderation, OneReporterAloneDoesNotHideAnAssociation) {
+  test::TempDir dir;
+  GameConfig config = fast_config();
+  config.rules.solvers_per_association = 10;  // slots left for y: only hiding keeps it away
+  auto game = make_game(dir, config);
+  const Session spy = join(*game, "spy");
+  const json d = game->new_round(spy);
+  const auto c = d["candidates"].get<std::vector<std::string>>();
+  game->submit_round(spy, d["id"], "tree", {c[2], c[3]});
+  const Session a = join(*game, "solver_a"), b = join(*game, "solver_b"),
+                z = join(*game, "solver_z");
+  ASSERT_EQ(game->next_solve(a)["id"], d["id"]);
+  ASSERT_EQ(game->next_solve(b)["id"], d["id"]);
+  EXPECT_EQ(game->report(a, d["id"], "spam")["hidden"], false);
+  EXPECT_EQ(game->report(a, d["id"], "spam again")["hidden"], false);  // the same reporter
+  EXPECT_EQ(game->next_solve(z)["id"], d["id"]);                       // still in play
+  EXPECT_EQ(game->report(b, d["id"], "offensive")["hidden"], true);
+  const Session y = join(*game, "solver_y");
+  EXPECT_EQ(game->next_solve(y)["id"], nullptr);  // hidden for everyone
+}
+
+// ... and the HTTP API limits reports per account.
+TEST(Moderation, ReportsAreRateLimitedPerAccount) {
+  test::TempDir dir;
+  auto game = make_game(dir);
+  GameServer server(*game, ServerOptions{});
+  const AuthResult spy = game->register_user("spy", "password1");
+  const json d = game->new_round(game->authenticate(spy.token));
+  const auto c = d["candidates"].get<std::vector<std::string>>();
+  game->submit_round(game->authenticate(spy.token), d["id"], "tree", {c[2], c[3]});
+  HttpRequest req;
+  req.method = "POST";
+  req.path = "/api/rounds/" + std::to_string(d["id"].get<std::int64_t>()) + "/report";
+  req.headers = {{"Cookie", "wk_session=" + spy.token},
+                 {"X-CSRF-Token", spy.csrf},
+                 {"Content-Type", "application/json"}};
+  req.body = R"({"reason": "again"})";
+  int limited = 0;
+  for (int i = 0; i < 20; ++i)
+    limited += server.handle(req).status == 429;
+  EXPECT_GE(limited, 10);
+}
+
 }  // namespace
 }  // namespace winokit

@@ -2,6 +2,8 @@
 // qualification (winokit/game/rounds.hpp).
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "game_test_util.hpp"
 
 namespace winokit {
@@ -129,6 +131,35 @@ TEST(Game, CreatorQualificationFailsAnEasyAssociation) {
   }
   EXPECT_EQ(game->me(spy)["creator"]["state"], "failed");
   EXPECT_EQ(error_status([&] { game->new_round(spy); }), 403);
+}
+
+// Issue 23, item 6: simultaneous "new round" requests of one player on several connections
+// (PostgreSQL made up to 3 drafts of 14) all get the same single draft.
+TEST(Game, SimultaneousNewRoundsOfOnePlayerShareOneDraft) {
+  test::TempDir dir;
+  std::vector<std::unique_ptr<Database>> connections;
+  connections.push_back(test_database(dir));  // empties a PostgreSQL test database first
+  for (int i = 0; i < 3; ++i)
+    connections.push_back(second_connection(dir));
+  Game game(std::move(connections), make_pool(dir, 20), std::make_unique<FirstKRival>(),
+            fast_config());
+  const Session spy = join(game, "spy");
+  constexpr int kRequests = 14;
+  std::vector<std::int64_t> ids(kRequests, -1);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kRequests; ++i) {
+    clients.emplace_back([&, i] {
+      try {
+        ids[static_cast<std::size_t>(i)] = game.new_round(spy)["id"];
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << e.what();
+      }
+    });
+  }
+  for (auto& t : clients)
+    t.join();
+  for (const std::int64_t id : ids)
+    EXPECT_EQ(id, ids[0]);
 }
 
 }  // namespace

@@ -25,6 +25,31 @@ TEST(GameRules, CuesAreOneWordNotACandidateNotBlocked) {
   }
 }
 
+// Issue 23, item 6: look-alikes passed the cue rules: "nazi" with a Cyrillic а, or fullwidth,
+// and a candidate's name in other scripts' letters. Compared after NFKC and confusable folding.
+TEST(GameRules, LookAlikeLettersAreFoldedForTheBlocklistAndTheCandidates) {
+  GameRules r;
+  const std::set<std::string> block = {"nazi"};
+  const std::vector<std::string> cands = {"img", "ice cream"};
+  auto code_of = [&](const std::string& cue) {
+    try {
+      r.check_cue(cue, cands, block);
+    } catch (const GameError& e) {
+      return e.code();
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(code_of("n\xd0\xb0zi"), "cue_blocked");  // Cyrillic а
+  EXPECT_EQ(code_of("\xef\xbd\x8e\xef\xbd\x81\xef\xbd\x9a\xef\xbd\x89"),
+            "cue_blocked");                                 // ｎａｚｉ
+  EXPECT_EQ(code_of("N\xd0\x90ZI"), "cue_blocked");         // Cyrillic А
+  EXPECT_EQ(code_of("\xd1\x96mg"), "cue_names_candidate");  // Cyrillic і
+  EXPECT_EQ(code_of("\xef\xbd\x89\xef\xbd\x8d\xef\xbd\x87"), "cue_names_candidate");  // ｉｍｇ
+  EXPECT_EQ(code_of("cr\xd0\xb5\xd0\xb0m"), "cue_names_candidate");                   // cr(е)(а)m
+  EXPECT_EQ(code_of("winter"), "accepted");
+  EXPECT_EQ(code_of("\xd0\xb7\xd0\xb8\xd0\xbc\xd0\xb0"), "accepted");  // зима: Russian
+}
+
 TEST(GameRules, BonusTiersAtTheirBoundaries) {
   GameRules r;
   EXPECT_EQ(r.bonus(49.99, 100), 0);

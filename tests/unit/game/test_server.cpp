@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "game_test_util.hpp"
+#include "winokit/io/files.hpp"
 
 namespace winokit {
 namespace {
@@ -97,7 +98,9 @@ TEST_F(HttpGame, PlaysARoundOverHttp) {
       post(spy, path, json({{"cue", "ocean"}, {"associations", {cands[2], cands[3]}}}).dump());
   ASSERT_EQ(sub->status, 200) << sub->body;
   EXPECT_EQ(json::parse(sub->body)["fool_the_ai"], 100.0);
-  auto task = get(s1, "/api/solve/next");
+  EXPECT_EQ(get(s1, "/api/solve/next")->status, 405);  // a state change: POST only
+  EXPECT_EQ(post(s1, "/api/solve/next", "{}", "application/json", false)->status, 403);  // CSRF
+  auto task = post(s1, "/api/solve/next", "{}");
   EXPECT_EQ(json::parse(task->body)["cue"], "ocean");
   auto solved = post(s1, "/api/solve/" + std::to_string(d["id"].get<int>()),
                      json({{"picks", {cands[2], cands[4]}}}).dump());
@@ -105,6 +108,86 @@ TEST_F(HttpGame, PlaysARoundOverHttp) {
   EXPECT_NEAR(json::parse(solved->body)["score"].get<double>(), 100.0 / 3, 1e-9);
   auto lb = c.Get("/api/leaderboard");
   EXPECT_EQ(json::parse(lb->body)["solvers"][0]["name"], "sol1");
+}
+
+// Issue 23, item 2: a second server on a port the first listens on started and shared it
+// (SO_REUSEPORT); now it refuses with "address already in use" (exit 2 in the CLI).
+TEST_F(HttpGame, ASecondServerOnTheSamePortIsRefused) {
+  test::TempDir dir2;
+  auto game2 = make_game(dir2);
+  ServerOptions o;
+  o.port = port_;
+  GameServer second(*game2, o);
+  bool ready = false;
+  try {
+    second.run([&](int) {
+      ready = true;
+      second.stop();
+    });
+    FAIL() << "a second server listened on port " << port_;
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("address already in use"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(ready);
+  auto c = client();  // the first one still answers
+  EXPECT_EQ(c.Get("/api/status")->status, 200);
+}
+
+// Issue 23, items 6 and 7: images come from the file (no copy in the reply object), and the
+// page's favicon is a file the CSP allows (img-src 'self'), not an inline data: URL.
+TEST_F(HttpGame, ImagesAndTheFaviconAreServedFromFiles) {
+  auto c = client();
+  auto page = c.Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->body.find("data:"), std::string::npos);
+  EXPECT_NE(page->body.find("href=\"/favicon.svg\""), std::string::npos);
+  auto icon = c.Get("/favicon.svg");
+  ASSERT_TRUE(icon);
+  EXPECT_EQ(icon->status, 200);
+  EXPECT_EQ(icon->get_header_value("Content-Type").rfind("image/svg+xml", 0), 0u);
+  EXPECT_NE(icon->body.find("<svg"), std::string::npos);
+  const auto& [name, file] = *game_->pool().begin();
+  auto img = c.Get(("/images/" + name).c_str());
+  ASSERT_TRUE(img);
+  EXPECT_EQ(img->status, 200);
+  EXPECT_EQ(img->body, read_file(file));
+  HttpRequest req;
+  req.method = "GET";
+  req.path = "/images/" + name;
+  const HttpResponse res = server_->handle(req);
+  EXPECT_EQ(res.status, 200);
+  EXPECT_EQ(res.file, file);
+  EXPECT_TRUE(res.body.empty());
+}
+
+// Issue 23, item 6: a DNS-rebinding page (a name of the attacker's resolving to this server)
+// sends its own Host; the server answers only for its own.
+TEST_F(HttpGame, HostMustBeThisServers) {
+  auto c = client();
+  EXPECT_EQ(c.Get("/api/status", {{"Host", "evil.example:" + std::to_string(port_)}})->status, 403);
+  EXPECT_EQ(c.Get("/", {{"Host", "evil.example"}})->status, 403);
+  EXPECT_EQ(c.Get("/api/status", {{"Host", "localhost:" + std::to_string(port_)}})->status, 200);
+  EXPECT_EQ(c.Get("/api/status", {{"Host", "[::1]:" + std::to_string(port_)}})->status, 200);
+  EXPECT_EQ(c.Get("/api/status")->status, 200);  // 127.0.0.1:port
+  ServerOptions o;
+  o.public_origin = "https://game.example.org";
+  GameServer named(*game_, o);
+  HttpRequest req;
+  req.method = "GET";
+  req.path = "/api/status";
+  req.headers = {{"Host", "game.example.org"}};
+  EXPECT_EQ(named.handle(req).status, 200);
+  req.headers = {{"Host", "127.0.0.1:8080"}};
+  EXPECT_EQ(named.handle(req).status, 403);
+  req.method = "POST";
+  req.path = "/api/register";
+  req.body = R"({"name": "zed", "password": "password1"})";
+  req.headers = {{"Host", "game.example.org"},
+                 {"Origin", "http://game.example.org"},
+                 {"Content-Type", "application/json"}};
+  EXPECT_EQ(named.handle(req).status, 403);  // the scheme differs from the public origin
+  req.headers[1].second = "https://game.example.org";
+  EXPECT_EQ(named.handle(req).status, 201) << named.handle(req).body;
 }
 
 TEST_F(HttpGame, HostileRequestsGetClear4xx) {
