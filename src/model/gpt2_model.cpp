@@ -470,6 +470,7 @@ std::vector<SequenceScore> Gpt2Model::score(const std::vector<std::vector<int>>&
     }
     impl_->score_batch(sequences, first, last, out);
     first = last;
+    if (options.on_progress) options.on_progress(first, sequences.size());
   }
   return out;
 }
