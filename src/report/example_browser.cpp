@@ -538,8 +538,8 @@ std::string example_browser_html(const ExampleBrowser& b) {
           << " of example " << html_escape(ex.id) << "\"><img src=\"" << html_escape(src)
           << "\" alt=\"image i" << k << " of example " << html_escape(ex.id)
           << "\" loading=\"lazy\"></button>";
-      h << "<figcaption><b>i" << k << "</b>, its caption <b>c" << k << "</b>: " << captions[k]
-        << "</figcaption></figure>";
+      h << "<figcaption><b>i" << k << "</b>, its caption <b>c" << k << "</b>: <span class=\"cap\">"
+        << captions[k] << "</span></figcaption></figure>";
     }
     h << "</div><div class=\"ex-scores\">";
     for (std::size_t m = 0; m < models; ++m) {

@@ -63,7 +63,7 @@ table.ineq{margin:.3rem 0 .2rem}.ineq caption{text-align:left;font-weight:600}
 .outcome small{color:#555}
 button.zoom{display:block;width:100%;padding:0;border:0;background:none;cursor:zoom-in}
 #zoom{max-width:min(94vw,720px);padding:.6rem;border:1px solid #888;border-radius:6px}
-#zoom figure{margin:0}#zoom img{display:block;width:min(86vw,640px);height:auto}
+#zoom figure{margin:0}#zoom img{display:block;width:min(86vw,480px);height:auto}
 #zoom::backdrop{background:rgba(0,0,0,.6)}
 .maps{display:flex;flex-wrap:wrap;gap:.5rem}.maps figure{margin:0;flex:0 1 160px;max-width:160px;text-align:center}
 .maps img{display:block;width:100%;height:auto;image-rendering:pixelated}

@@ -351,7 +351,7 @@ double log_interval() {
 std::string rate_text(const ProgressState& st, std::size_t done, std::size_t total, double secs) {
   const bool finished = done >= total;
   const std::size_t timed = done - std::min(done, st.done_at_start);
-  if (timed > 0 && secs >= 0.05) {
+  if (timed > 0 && secs > 0) {
     const double rate = static_cast<double>(timed) / secs;
     char buf[64];
     std::snprintf(buf, sizeof buf, rate >= 10 ? "%.0f/s" : "%.2g/s", rate);
@@ -392,8 +392,9 @@ std::function<void(const std::string&, std::size_t, std::size_t)> progress_bar()
       const double secs = std::chrono::duration<double>(now - st->start).count();
       const double pct =
           total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0;
-      std::fprintf(stderr, "winokit: %s %zu/%zu (%.0f%%), %s\n", stage.c_str(), done, total, pct,
-                   rate_text(*st, done, total, secs).c_str());
+      const std::string rate = rate_text(*st, done, total, secs);
+      std::fprintf(stderr, "winokit: %s %zu/%zu (%.0f%%)%s%s\n", stage.c_str(), done, total, pct,
+                   rate.empty() ? "" : ", ", rate.c_str());
       std::fflush(stderr);
       if (finished) st->stage.clear();
     };
