@@ -525,7 +525,7 @@ std::string example_browser_html(const ExampleBrowser& b) {
     }
     h << "<li class=\"ex\" id=\"ex-" << html_escape(ex.id) << "\" data-id=\"" << html_escape(ex.id)
       << "\" data-text=\""
-      << html_escape(lowercase(ex.id + " " + ex.captions[0] + " " + ex.captions[1]))
+      << html_escape(lowercase(ex.captions[0] + " / " + ex.captions[1]))
       << "\" data-tags=\"" << html_escape(tags_attr) << "\" data-o=\"" << outcomes
       << "\" data-ties=\"" << ties << "\" data-margin=\"" << margins << "\"><h3>Example "
       << html_escape(ex.id) << "</h3><div class=\"ex-body\"><div class=\"pair\">";

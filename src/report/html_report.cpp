@@ -28,7 +28,7 @@ font-variant-numeric:tabular-nums}
 th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}
 .note{color:#555;font-size:.9rem}
 .chart svg{display:block;max-width:100%;height:auto}
-.side{display:flex;flex-wrap:wrap;gap:0 2rem;align-items:center}.side>.scroll{flex:1 1 420px;min-width:0}
+.side{display:flex;flex-wrap:wrap;gap:0 2rem;align-items:center}.side>.side-table{flex:1 1 420px;min-width:0}
 .legend span{display:inline-block;width:.9rem;height:.9rem;margin:0 .3rem 0 1rem;vertical-align:middle}
 code{background:#f4f4f4;padding:0 .2rem;overflow-wrap:anywhere}
 pre{overflow-x:auto;background:#f8f8f8;padding:.5rem}
@@ -47,7 +47,7 @@ background:#fff;padding:.5rem 0;z-index:1;border-bottom:1px solid #eee}
 .pair{display:flex;flex-wrap:wrap;gap:.6rem;flex:1 1 340px}
 .pair figure{margin:0;flex:0 1 160px;max-width:160px}
 .pair img{width:100%;height:auto;border:1px solid #ccc;display:block}
-.ex-scores{flex:1 1 260px}.four{margin:.2rem 0}.four caption{text-align:left;font-weight:600}
+.ex-scores{flex:1 1 260px;min-width:0}.four{margin:.2rem 0}.four caption{text-align:left;font-weight:600}
 mark{background:#ffe08a;padding:0 .1rem}
 .ok{color:#1a7f37}.bad{color:#b42318}
 .tags span{display:inline-block;background:#eef1f4;border-radius:3px;padding:0 .35rem;margin:.1rem 0;font-size:.85rem}
@@ -57,7 +57,7 @@ mark{background:#ffe08a;padding:0 .1rem}
 .empty{border:2px solid #c77700;background:#fff4e0;border-radius:6px;padding:.5rem 1rem;margin:.5rem 0}
 .empty button,#zoom button{font-size:1rem;margin-left:.3rem}
 table.ineq{margin:.3rem 0 .2rem}.ineq caption{text-align:left;font-weight:600}
-.ineq th,.ineq td{padding:.15rem .4rem}.ineq tr.hd th{text-align:left;font-weight:600}
+.ineq th,.ineq td{padding:.15rem .4rem}.ineq tr.hd th{text-align:left;font-weight:600;white-space:normal}
 .ineq tr.hd small{font-weight:400;color:#555}.ineq tr.fail td,.ineq tr.fail th{background:#fde8e6}
 .ineq td.op{text-align:center;font-weight:700}.ineq td.m{text-align:center}.ineq td.d{color:#555}
 .outcome small{color:#555}
@@ -72,7 +72,8 @@ button.zoom{display:block;width:100%;padding:0;border:0;background:none;cursor:z
 :focus-visible{outline:3px solid #4e79a7;outline-offset:2px}
 @media (max-width:600px){body{margin:.8rem auto;padding:0 .6rem}h1{font-size:1.3rem}
 .controls{position:static}.headline .score b{font-size:1.25rem}
-.legend span{margin-left:.4rem}}
+.legend span{margin-left:.4rem}
+.ineq{font-size:.8rem}.ineq th,.ineq td{padding:.1rem .2rem}.ex{padding:.4rem .5rem}}
 </style>)";
 
 std::string fmt(double v) {
@@ -309,7 +310,9 @@ std::string html_report(const EvalResult& r, const ReportContext& ctx,
     << html_escape(prov["version"].get<std::string>()) << ".</p>";
   b << "<h2>Overall</h2>" << legend() << "<div class=\"side\"><div class=\"chart\">"
     << svg_group_chart({r.overall}, "Overall") << "</div>";
-  b << "<div class=\"scroll\"><table><tr><th>Metric</th><th>Score</th><th>Chance</th><th>" << level
+  b << "<div class=\"side-table\"><div class=\"scroll\"><table><tr><th>Metric</th><th>Score</th>"
+       "<th>Chance</th><th>"
+    << level
     << "% t interval over " << r.options.folds << " folds</th><th>" << level
     << "% bootstrap percentile</th><th>" << level
     << "% bootstrap BCa</th><th>p vs chance</th></tr>";
@@ -346,7 +349,7 @@ std::string html_report(const EvalResult& r, const ReportContext& ctx,
       << "</td><td>" << p << "</td></tr>";
   }
   const auto& t = r.overall.ties;
-  b << "</table></div></div>";
+  b << "</table></div></div></div>";
   if (!clipped_note.empty())
     b << "<p class=\"note\"><sup>&dagger;</sup> Clipped to the possible range 0-100: the t "
          "interval (mean of the "

@@ -223,20 +223,17 @@ std::string html_associations(const AssociationResult& r, const std::string& mod
        "human associations, in percent, per number of candidates; the dashed line is what "
        "random picks get. Human performance is in the published reference values below.</p></div>";
   auto table = [&](const std::string& title, const std::vector<AssociationGroup>& groups) {
-    // Horizontal bars on a 0-100 axis with gridlines every 25, each bar's value printed at its
-    // end and the exact random chance as a dashed mark: readable without hovering. The label
-    // column is as wide as the longest group name (names past 24 characters are shortened, the
-    // full name stays in the row's tooltip and the table below).
-    constexpr double kBarHeight = 22, kWidth = 300, kTop = 8, kAxis = 40, kCharWidth = 7.2;
-    constexpr std::size_t kMaxLabel = 24;
-    std::size_t longest = 3;
-    for (const auto& g : groups)
-      longest = std::max(longest, std::min(g.name.size(), kMaxLabel));
-    const double label_w = kCharWidth * static_cast<double>(longest) + 10;
-    const double svg_w = label_w + kWidth + 52;
-    const double plot_h = kBarHeight * static_cast<double>(groups.size());
+    // Horizontal bars on a 0-100 axis with gridlines every 25, each group's name above its bar,
+    // the bar's value printed at its end and the exact random chance as a dashed mark: readable
+    // without hovering, and narrow enough for a phone at full size (names past 36 characters
+    // are shortened; the full name stays in the tooltip and the table below).
+    constexpr double kRow = 34, kBar = 14, kLeft = 12, kWidth = 300, kRight = 44, kTop = 4,
+                     kAxis = 40;
+    constexpr std::size_t kMaxLabel = 36;
+    const double svg_w = kLeft + kWidth + kRight;
+    const double plot_h = kRow * static_cast<double>(groups.size());
     const double svg_h = kTop + plot_h + kAxis;
-    auto x_of = [&](double proportion) { return label_w + kWidth * proportion; };
+    auto x_of = [&](double proportion) { return kLeft + kWidth * proportion; };
     b << "<h2>" << html_escape(title) << "</h2><div class=\"chart\"><svg role=\"img\" width=\""
       << fixed(svg_w, 0) << "\" height=\"" << fixed(svg_h, 0) << "\" viewBox=\"0 0 "
       << fixed(svg_w, 0) << " " << fixed(svg_h, 0) << "\"><title>" << html_escape(title)
@@ -253,19 +250,19 @@ std::string html_associations(const AssociationResult& r, const std::string& mod
       << "\" font-size=\"12\" text-anchor=\"middle\">Mean Jaccard (%)</text>";
     for (std::size_t i = 0; i < groups.size(); ++i) {
       const auto& g = groups[i];
-      const double y = kTop + static_cast<double>(i) * kBarHeight;
+      const double y = kTop + static_cast<double>(i) * kRow;
       const std::string label =
-          g.name.size() > kMaxLabel ? g.name.substr(0, kMaxLabel - 1) + "..." : g.name;
+          g.name.size() > kMaxLabel ? g.name.substr(0, kMaxLabel - 3) + "..." : g.name;
       b << "<g><title>" << html_escape(g.name) << ": " << pct1(g.mean) << " (N = " << g.n
         << "), chance " << pct1(g.chance) << "</title><text class=\"label\" x=\""
-        << fixed(label_w - 8, 1) << "\" y=\"" << fixed(y + 15, 1)
-        << "\" font-size=\"12\" text-anchor=\"end\">" << html_escape(label)
-        << "</text><rect class=\"bar\" x=\"" << fixed(label_w, 1) << "\" y=\"" << fixed(y + 3, 1)
-        << "\" width=\"" << fixed(kWidth * g.mean, 1) << "\" height=\"" << kBarHeight - 6
+        << fixed(kLeft, 1) << "\" y=\"" << fixed(y + 12, 1) << "\" font-size=\"12\">"
+        << html_escape(label) << " (N = " << g.n << ")</text><rect class=\"bar\" x=\""
+        << fixed(kLeft, 1) << "\" y=\"" << fixed(y + 16, 1) << "\" width=\""
+        << fixed(kWidth * g.mean, 1) << "\" height=\"" << kBar
         << "\"/><line class=\"chance\" x1=\"" << fixed(x_of(g.chance), 1) << "\" x2=\""
-        << fixed(x_of(g.chance), 1) << "\" y1=\"" << fixed(y, 1) << "\" y2=\""
-        << fixed(y + kBarHeight, 1) << "\"/><text class=\"value\" x=\""
-        << fixed(x_of(g.mean) + 4, 1) << "\" y=\"" << fixed(y + 15, 1) << "\" font-size=\"11\">"
+        << fixed(x_of(g.chance), 1) << "\" y1=\"" << fixed(y + 14, 1) << "\" y2=\""
+        << fixed(y + 16 + kBar + 2, 1) << "\"/><text class=\"value\" x=\""
+        << fixed(x_of(g.mean) + 4, 1) << "\" y=\"" << fixed(y + 27, 1) << "\" font-size=\"11\">"
         << pct1(g.mean) << "</text></g>";
     }
     b << "</svg></div><div class=\"scroll\"><table><tr><th>Group</th><th>N</th><th>Mean "

@@ -19,7 +19,7 @@ source "$CLI_DIR/lib.sh"
 # --- eval with both heads ---
 expect "eval with a ViLT ranking checkpoint" 0 "\| tiny-rank \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|" -- "$WINOKIT" eval --data syn --model "$RANK" --json rank.json
 out=$("$WINOKIT" eval --data syn --model "$RANK" --json rank.json --quiet 2>&1)
-echo "$out" | grep -qE "winokit: ViLT: 48 caption-image pairs scored \([0-9]+ images, [0-9]+ captions; joint model, no embedding cache\)" && ! echo "$out" | grep -q "images computed" \
+echo "$out" | grep -qE "winokit: ViLT: 48 caption-image pairs scored \([0-9]+ images, [0-9]+ captions encoded; no embedding cache for this model\)" && ! echo "$out" | grep -q "images computed" \
   && ok "ViLT says what it computed: pairs, not cached embeddings" || not_ok "ViLT run message" "$out"
 echo "$out" | grep -q "winokit: loading the ViLT checkpoint .*tiny-rank \.\.\." && echo "$out" | grep -qE "winokit: ViLT loaded in [0-9.]+ s" \
   && ok "ViLT start-up is announced" || not_ok "ViLT start-up lines" "$out"

@@ -103,7 +103,7 @@ int run(const EvalFlags& f) {
                                       : kind)
                 << ": " << e["pairs_scored"] << " caption-image pairs scored ("
                 << e["images_computed"] << " images, " << e["captions_computed"]
-                << " captions; joint model, no embedding cache); scores in " << scores_out << "\n";
+                << " captions encoded; no embedding cache for this model); scores in " << scores_out << "\n";
     } else {
       std::cerr << "winokit: embeddings: " << e["images_computed"] << " images computed, "
                 << e["images_cached"] << " from the cache; " << e["captions_computed"]

@@ -175,7 +175,7 @@ TEST(Report, ExampleBrowserHasEveryExampleFiltersAndMargins) {
   EXPECT_NE(html.find("id=\"f-run\""), std::string::npos);  // the outcome of either run
   EXPECT_NE(html.find("value=\"1:0:1\">m2 text right, m1 wrong"), std::string::npos);
   EXPECT_NE(html.find("id=\"ex-empty\""), std::string::npos);
-  EXPECT_NE(html.find("data-text=\"0 "), std::string::npos);
+  EXPECT_NE(html.find("data-id=\"0\" data-text=\""), std::string::npos);
   // Example 0 (scores 0.9, 0.1, 0.2, 0.8): every comparison holds, with both numbers.
   EXPECT_NE(html.find("<tr class=\"pass\"><td class=\"m\"><span class=\"ok\" "
                       "aria-label=\"holds\">&#10003;</span></td><th scope=\"row\">i0</th><td>s(c0, "
