@@ -320,14 +320,14 @@ f.q.addEventListener('input',apply);
 $('f-clear').addEventListener('click',function(){f.q.value='';f.tag.value='';f.out.value='';
 if(f.dis)f.dis.value='';apply();f.q.focus();});
 var dlg=$('zoom'),zimg=$('zoom-img'),zcap=$('zoom-cap'),opener=null;
-root.addEventListener('click',function(e){var b=e.target.closest('button.zoom');if(!b)return;
+if(dlg){root.addEventListener('click',function(e){var b=e.target.closest('button.zoom');if(!b)return;
 var img=b.querySelector('img');zimg.src=img.src;zimg.alt=img.alt;
 zcap.textContent=b.parentNode.querySelector('figcaption').textContent;opener=b;
 if(dlg.showModal)dlg.showModal();else dlg.setAttribute('open','');});
 function close(){if(dlg.close)dlg.close();else dlg.removeAttribute('open');}
 $('zoom-close').addEventListener('click',close);
 dlg.addEventListener('click',function(e){if(e.target===dlg)close();});
-dlg.addEventListener('close',function(){if(opener)opener.focus();});
+dlg.addEventListener('close',function(){if(opener)opener.focus();});}
 root.classList.add('js');apply();})();
 </script>)";
 
@@ -524,8 +524,7 @@ std::string example_browser_html(const ExampleBrowser& b) {
       margins += sep + num(margin(b.scores[m][i]));
     }
     h << "<li class=\"ex\" id=\"ex-" << html_escape(ex.id) << "\" data-id=\"" << html_escape(ex.id)
-      << "\" data-text=\""
-      << html_escape(lowercase(ex.captions[0] + " / " + ex.captions[1]))
+      << "\" data-text=\"" << html_escape(lowercase(ex.captions[0] + " / " + ex.captions[1]))
       << "\" data-tags=\"" << html_escape(tags_attr) << "\" data-o=\"" << outcomes
       << "\" data-ties=\"" << ties << "\" data-margin=\"" << margins << "\"><h3>Example "
       << html_escape(ex.id) << "</h3><div class=\"ex-body\"><div class=\"pair\">";
@@ -555,10 +554,12 @@ std::string example_browser_html(const ExampleBrowser& b) {
     }
     h << "</li>";
   }
-  h << "</ol><dialog id=\"zoom\" aria-label=\"Enlarged image\"><figure><img id=\"zoom-img\" "
-       "alt=\"\"><figcaption id=\"zoom-cap\"></figcaption></figure><button type=\"button\" "
-       "id=\"zoom-close\">Close</button></dialog></section>"
-    << kBrowserScript;
+  h << "</ol>";
+  if (any_image)
+    h << "<dialog id=\"zoom\" aria-label=\"Enlarged image\"><figure><img id=\"zoom-img\" "
+         "alt=\"\"><figcaption id=\"zoom-cap\"></figcaption></figure><button type=\"button\" "
+         "id=\"zoom-close\">Close</button></dialog>";
+  h << "</section>" << kBrowserScript;
   return h.str();
 }
 

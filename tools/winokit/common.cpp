@@ -351,7 +351,8 @@ double log_interval() {
 std::string rate_text(const ProgressState& st, std::size_t done, std::size_t total, double secs) {
   const bool finished = done >= total;
   const std::size_t timed = done - std::min(done, st.done_at_start);
-  if (timed > 0 && secs > 0) {
+  constexpr double kMinSeconds = 0.05;  // below this a rate is noise (a cache hit, one batch)
+  if (timed > 0 && secs >= kMinSeconds) {
     const double rate = static_cast<double>(timed) / secs;
     char buf[64];
     std::snprintf(buf, sizeof buf, rate >= 10 ? "%.0f/s" : "%.2g/s", rate);
