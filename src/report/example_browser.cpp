@@ -319,13 +319,14 @@ empty.hidden=n!==0;}
 f.q.addEventListener('input',apply);
 $('f-clear').addEventListener('click',function(){f.q.value='';f.tag.value='';f.out.value='';
 if(f.dis)f.dis.value='';apply();f.q.focus();});
-var dlg=$('zoom'),zimg=$('zoom-img'),zcap=$('zoom-cap'),opener=null;
+function byId(id){return document.getElementById(id);}
+var dlg=byId('zoom'),zimg=byId('zoom-img'),zcap=byId('zoom-cap'),opener=null;
 if(dlg){root.addEventListener('click',function(e){var b=e.target.closest('button.zoom');if(!b)return;
 var img=b.querySelector('img');zimg.src=img.src;zimg.alt=img.alt;
 zcap.textContent=b.parentNode.querySelector('figcaption').textContent;opener=b;
 if(dlg.showModal)dlg.showModal();else dlg.setAttribute('open','');});
 function close(){if(dlg.close)dlg.close();else dlg.removeAttribute('open');}
-$('zoom-close').addEventListener('click',close);
+byId('zoom-close').addEventListener('click',close);
 dlg.addEventListener('click',function(e){if(e.target===dlg)close();});
 dlg.addEventListener('close',function(){if(opener)opener.focus();});}
 root.classList.add('js');apply();})();
@@ -554,12 +555,13 @@ std::string example_browser_html(const ExampleBrowser& b) {
     }
     h << "</li>";
   }
-  h << "</ol>";
+  h << "</ol></section>";
+  // The enlarged image, outside the list of examples (so "#examples img" are the thumbnails).
   if (any_image)
     h << "<dialog id=\"zoom\" aria-label=\"Enlarged image\"><figure><img id=\"zoom-img\" "
          "alt=\"\"><figcaption id=\"zoom-cap\"></figcaption></figure><button type=\"button\" "
          "id=\"zoom-close\">Close</button></dialog>";
-  h << "</section>" << kBrowserScript;
+  h << kBrowserScript;
   return h.str();
 }
 

@@ -504,7 +504,8 @@ TEST(Report, NegativeTIntervalBoundIsClippedAndExplained) {
   const std::string html = html_report(f.result, f.ctx);
   EXPECT_NE(html.find("[0.00, " + percent(t->ci.high) + "]<sup>&dagger;</sup>"), std::string::npos);
   EXPECT_NE(html.find("Clipped to the possible range 0-100"), std::string::npos);
-  EXPECT_NE(html.find("Group score: lower bound " + percent(t->ci.low)), std::string::npos);
+  EXPECT_NE(html.find(std::string(kMetricNames[kGroup]) + ": lower bound " + percent(t->ci.low)),
+            std::string::npos);
 }
 
 TEST(Report, GroupChartLeavesRoomForItsLabels) {
