@@ -1,7 +1,10 @@
 // The example browser of the eval and compare HTML reports: every example with its two images
-// (embedded JPEG thumbnails, links, or none), both captions with the differing words marked, the
-// four scores, the outcomes and ties of each model, and the tags; a few lines of inline script
-// filter by tag, outcome and model disagreement and sort by margin. No external resources.
+// (embedded JPEG thumbnails, links, or none; a click enlarges one), both captions with the words
+// that moved or changed marked, and for each run the two comparisons of the text score and of
+// the image score with their numbers (a failed one marked), and the tags; a few lines of inline
+// script search captions and ids, filter by tag, by any run's outcome and by one run right and
+// another wrong (saying what to change when nothing matches) and sort by margin. No external
+// resources.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -343,7 +346,7 @@ std::string num(double v) {
 
 // A difference with its sign; one too small to show at 4 decimals is not printed as 0.
 std::string signed_num(double v) {
-  if (v == 0) return "0";
+  if (v == 0) return num(0);
   constexpr double kSmallest = 0.00005;
   if (std::fabs(v) < kSmallest) return v > 0 ? "+&lt;0.0001" : "&minus;&lt;0.0001";
   const std::string n = num(std::fabs(v));
@@ -382,7 +385,7 @@ std::string inequality_row(const std::string& what, const WinogroundScores& s, i
         : d < 0 ? "&lt;"
                 : "=")
     << "</td><td>" << pair_name(other_c, other_i) << " " << num(b) << "</td><td class=\"d\">"
-    << (d == 0 ? "tie (counts as wrong)" : signed_num(d)) << "</td></tr>";
+    << (d == 0 ? "tie" : signed_num(d)) << "</td></tr>";
   return r.str();
 }
 
