@@ -61,25 +61,62 @@ WordPatchMaps word_patch_maps(const ClipRuntime& rt, const ImageBytes& image,
   return out;
 }
 
+std::array<std::uint8_t, 3> heat_colour(float heat) {
+  // viridis (matplotlib) at 0, 1/8, ..., 1; linear between the stops.
+  static constexpr std::array<std::array<float, 3>, 9> kStops = {{{68, 1, 84},
+                                                                  {71, 44, 122},
+                                                                  {59, 81, 139},
+                                                                  {44, 113, 142},
+                                                                  {33, 144, 141},
+                                                                  {39, 173, 129},
+                                                                  {92, 200, 99},
+                                                                  {170, 220, 50},
+                                                                  {253, 231, 37}}};
+  const float t = std::clamp(std::isfinite(heat) ? heat : 0.0f, 0.0f, 1.0f) * 8.0f;
+  const auto i = std::min<std::size_t>(7, static_cast<std::size_t>(t));
+  const float f = t - static_cast<float>(i);
+  std::array<std::uint8_t, 3> out{};
+  for (std::size_t c = 0; c < 3; ++c)
+    out[c] = static_cast<std::uint8_t>(
+        std::lround(kStops[i][c] + (kStops[i + 1][c] - kStops[i][c]) * f));
+  return out;
+}
+
+std::array<std::uint8_t, 3> heat_pixel(const std::array<float, 3>& rgb, float heat) {
+  // The image as dimmed grey (Rec. 601 luma) under a mostly opaque colour: the map reads the
+  // same on any image, and the grey keeps the scene's shapes visible.
+  constexpr float kOverlay = 0.62f, kGrey = 0.85f;
+  const float luma = 0.299f * std::clamp(rgb[0], 0.0f, 1.0f) +
+                     0.587f * std::clamp(rgb[1], 0.0f, 1.0f) +
+                     0.114f * std::clamp(rgb[2], 0.0f, 1.0f);
+  const auto colour = heat_colour(heat);
+  std::array<std::uint8_t, 3> out{};
+  for (std::size_t c = 0; c < 3; ++c) {
+    const float v = (1.0f - kOverlay) * luma * kGrey * 255.0f + kOverlay * colour[c];
+    out[c] = static_cast<std::uint8_t>(std::clamp(std::lround(v), 0L, 255L));
+  }
+  return out;
+}
+
 std::string render_heatmap_png(const std::vector<float>& pixels, const PreprocessConfig& cfg,
                                const std::vector<float>& map, int grid, int side) {
   const auto [lo, hi] = std::minmax_element(map.begin(), map.end());
   const float range = *hi - *lo > 0 ? *hi - *lo : 1.0f;
-  constexpr float kOverlay = 0.6f;  // weight of the heat colour at the hottest patch
   std::vector<std::uint8_t> rgb(static_cast<std::size_t>(side) * side * 3);
   for (int y = 0; y < side; ++y) {
     for (int x = 0; x < side; ++x) {
       const int p = (y * grid / side) * grid + (x * grid / side);
       const float heat = (map[static_cast<std::size_t>(p)] - *lo) / range;
-      for (int ch = 0; ch < 3; ++ch) {
-        const float v = pixels[(static_cast<std::size_t>(ch) * side + y) * side + x] *
-                            cfg.std[static_cast<std::size_t>(ch)] +
-                        cfg.mean[static_cast<std::size_t>(ch)];
-        const float base = std::clamp(v, 0.0f, 1.0f) * 255.0f * (1.0f - kOverlay * heat);
-        const float colour = ch == 0 ? 255.0f * kOverlay * heat : 0.0f;
-        rgb[(static_cast<std::size_t>(y) * side + x) * 3 + static_cast<std::size_t>(ch)] =
-            static_cast<std::uint8_t>(std::clamp(base + colour, 0.0f, 255.0f));
-      }
+      std::array<float, 3> v{};
+      for (std::size_t ch = 0; ch < 3; ++ch)
+        v[ch] = pixels[(ch * static_cast<std::size_t>(side) + static_cast<std::size_t>(y)) *
+                           static_cast<std::size_t>(side) +
+                       static_cast<std::size_t>(x)] *
+                    cfg.std[ch] +
+                cfg.mean[ch];
+      const auto px = heat_pixel(v, heat);
+      for (std::size_t ch = 0; ch < 3; ++ch)
+        rgb[(static_cast<std::size_t>(y) * side + x) * 3 + ch] = px[ch];
     }
   }
   return encode_png_rgb8(rgb, side, side);

@@ -249,6 +249,15 @@ SupervisedResult run_supervised(const AssociationDataset& ds,
                                           : "the epoch with the best validation Jaccard");
   const std::vector<std::pair<std::string, std::vector<int>>> groups = {{"5&6", {5, 6}},
                                                                         {"10&12", {10, 12}}};
+  // The runs to do, for progress: a group too small for a test set is skipped below.
+  std::size_t total_runs = 0, runs_done = 0;
+  for (const auto& [name, counts] : groups) {
+    std::size_t members = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      members += std::find(counts.begin(), counts.end(), ds.instances[i].n()) != counts.end();
+    if (static_cast<std::size_t>(static_cast<double>(members) * o.test_share) > 0)
+      total_runs += o.seeds.size();
+  }
   for (const auto& [name, counts] : groups) {
     std::vector<std::size_t> members;
     for (std::size_t i = 0; i < n; ++i) {
@@ -365,6 +374,7 @@ SupervisedResult run_supervised(const AssociationDataset& ds,
         if (!sub.empty()) run.by_candidates[c] = {mean_jaccard(ds, sub, preds), sub.size()};
       }
       group.runs.push_back(run);
+      if (o.on_run) o.on_run(++runs_done, total_runs);
     }
     std::vector<double> sup, zs;
     for (const auto& r : group.runs) {

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "winokit/core/error.hpp"
+#include "winokit/eval/heatmap.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/png_writer.hpp"
 #include "winokit/model/clip_model.hpp"
@@ -378,22 +379,22 @@ std::vector<float> vilt_display_map(const std::vector<float>& transport) {
 
 std::string render_vilt_heatmap_png(const ViltImage& image, const ViltConfig& c,
                                     const std::vector<float>& map, int grid_h, int grid_w) {
-  constexpr float kOverlay = 0.6f;  // weight of the heat colour at the hottest patch
   const int w = image.width, h = image.height;
   std::vector<std::uint8_t> rgb(static_cast<std::size_t>(w) * h * 3);
   for (int y = 0; y < h; ++y) {
     for (int x = 0; x < w; ++x) {
       const int gy = std::min(grid_h - 1, y / c.patch), gx = std::min(grid_w - 1, x / c.patch);
       const float heat = map[static_cast<std::size_t>(gy) * grid_w + gx];
-      for (int ch = 0; ch < 3; ++ch) {
-        const float v = image.pixels[(static_cast<std::size_t>(ch) * h + y) * w + x] *
-                            c.std[static_cast<std::size_t>(ch)] +
-                        c.mean[static_cast<std::size_t>(ch)];
-        const float base = std::clamp(v, 0.0f, 1.0f) * 255.0f * (1.0f - kOverlay * heat);
-        const float colour = ch == 0 ? 255.0f * kOverlay * heat : 0.0f;
-        rgb[(static_cast<std::size_t>(y) * w + x) * 3 + static_cast<std::size_t>(ch)] =
-            static_cast<std::uint8_t>(std::clamp(base + colour, 0.0f, 255.0f));
-      }
+      std::array<float, 3> v{};
+      for (std::size_t ch = 0; ch < 3; ++ch)
+        v[ch] = image.pixels[(ch * static_cast<std::size_t>(h) + static_cast<std::size_t>(y)) *
+                                 static_cast<std::size_t>(w) +
+                             static_cast<std::size_t>(x)] *
+                    c.std[ch] +
+                c.mean[ch];
+      const auto px = heat_pixel(v, heat);
+      for (std::size_t ch = 0; ch < 3; ++ch)
+        rgb[(static_cast<std::size_t>(y) * w + x) * 3 + ch] = px[ch];
     }
   }
   return encode_png_rgb8(rgb, w, h);

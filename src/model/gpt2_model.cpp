@@ -401,6 +401,7 @@ std::vector<SequenceScore> Gpt2Model::score(const std::vector<std::vector<int>>&
   }
   std::vector<SequenceScore> out(sequences.size());
   const std::size_t budget = static_cast<std::size_t>(std::max(1, options.batch_tokens));
+  if (options.on_progress && !sequences.empty()) options.on_progress(0, sequences.size());
   for (std::size_t first = 0; first < sequences.size();) {
     std::size_t last = first, tokens = 0;
     while (last < sequences.size() &&
@@ -410,6 +411,7 @@ std::vector<SequenceScore> Gpt2Model::score(const std::vector<std::vector<int>>&
     }
     impl_->score_batch(sequences, first, last, out);
     first = last;
+    if (options.on_progress) options.on_progress(first, sequences.size());
   }
   return out;
 }

@@ -1,7 +1,10 @@
 // The example browser of the eval and compare HTML reports: every example with its two images
-// (embedded JPEG thumbnails, links, or none), both captions with the differing words marked, the
-// four scores, the outcomes and ties of each model, and the tags; a few lines of inline script
-// filter by tag, outcome and model disagreement and sort by margin. No external resources.
+// (embedded JPEG thumbnails, links, or none; a click enlarges one), both captions with the words
+// that moved or changed marked, and for each run the two comparisons of the text score and of
+// the image score with their numbers (a failed one marked), and the tags; a few lines of inline
+// script search captions and ids, filter by tag, by any run's outcome and by one run right and
+// another wrong (saying what to change when nothing matches) and sort by margin. No external
+// resources.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -181,17 +184,34 @@ std::vector<std::string> split_words(const std::string& text) {
 }  // namespace
 
 std::array<std::string, 2> caption_diff_html(const std::string& a, const std::string& b) {
-  // Words outside a longest common subsequence are the ones that moved or changed: marked.
+  // Words outside a longest common subsequence are the ones that moved or changed: marked. Of
+  // several longest ones, the one whose words keep their place best wins ("a person holding up
+  // books" / "books holding up a person": "holding up" stays, the swapped ends are marked): each
+  // match weighs kMatch plus a bonus of up to kPlace for a similar relative position, and
+  // kPlace * (longest caption) < kMatch, so a longer subsequence always beats a better-placed
+  // shorter one.
   const auto wa = split_words(a), wb = split_words(b);
   const std::size_t n = wa.size(), m = wb.size();
+  constexpr std::size_t kPlace = 100, kWordCap = 1000, kMatch = kPlace * kWordCap;
+  auto bonus = [&](std::size_t i, std::size_t j) {
+    const double pa = (static_cast<double>(i) + 0.5) / static_cast<double>(n);
+    const double pb = (static_cast<double>(j) + 0.5) / static_cast<double>(m);
+    return static_cast<std::size_t>(
+        std::lround(static_cast<double>(kPlace) * (1.0 - std::fabs(pa - pb))));
+  };
+  const bool weighted = std::max(n, m) < kWordCap;
   std::vector<std::vector<std::size_t>> lcs(n + 1, std::vector<std::size_t>(m + 1, 0));
   for (std::size_t i = n; i-- > 0;)
     for (std::size_t j = m; j-- > 0;)
-      lcs[i][j] = word_key(wa[i]) == word_key(wb[j]) ? lcs[i + 1][j + 1] + 1
-                                                     : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+      lcs[i][j] =
+          std::max({lcs[i + 1][j], lcs[i][j + 1],
+                    word_key(wa[i]) == word_key(wb[j])
+                        ? lcs[i + 1][j + 1] + (weighted ? kMatch + bonus(i, j) : std::size_t{1})
+                        : std::size_t{0}});
   std::vector<bool> keep_a(n, false), keep_b(m, false);
   for (std::size_t i = 0, j = 0; i < n && j < m;) {
-    if (word_key(wa[i]) == word_key(wb[j])) {
+    if (word_key(wa[i]) == word_key(wb[j]) &&
+        lcs[i][j] == lcs[i + 1][j + 1] + (weighted ? kMatch + bonus(i, j) : std::size_t{1})) {
       keep_a[i++] = true;
       keep_b[j++] = true;
     } else if (lcs[i + 1][j] >= lcs[i][j + 1]) {
@@ -259,39 +279,78 @@ std::vector<std::array<std::string, 2>> example_images(const WinogroundDataset& 
 
 namespace {
 
+// Filters (search, tag, outcome of a chosen run, two runs against each other), sort by margin,
+// the empty-result message, and the enlarged image. Text goes in through textContent only.
 constexpr const char* kBrowserScript = R"(<script>
 (function(){
 var root=document.getElementById('examples');if(!root)return;
 var list=root.querySelector('.ex-list'),items=[].slice.call(list.children);
-var f={tag:root.querySelector('#f-tag'),out:root.querySelector('#f-outcome'),
-dis:root.querySelector('#f-model'),sort:root.querySelector('#f-sort')};
-var count=root.querySelector('#ex-count');
-function outcomeOk(el,v){if(!v)return true;var m=+(f.dis&&f.dis.dataset.first||0);
+function $(id){return root.querySelector('#'+id);}
+var f={q:$('f-search'),tag:$('f-tag'),out:$('f-outcome'),run:$('f-run'),dis:$('f-model'),sort:$('f-sort')};
+var count=$('ex-count'),empty=$('ex-empty'),why=$('ex-empty-why');
+function run(){return f.run?+f.run.value:0;}
+function outcomeOk(el,v){if(!v)return true;var m=run();
 var o=+el.dataset.o.split(',')[m],t=o&1,i=o&2,g=o&4;
 switch(v){case 'group':return !!g;case 'text-not-image':return t&&!i;
 case 'image-not-text':return i&&!t;case 'neither':return !t&&!i;case 'not-group':return !g;
+case 'text-wrong':return !t;case 'image-wrong':return !i;
 case 'ties':return el.dataset.ties.split(',')[m]!=='0';}return true;}
 function modelOk(el,v){if(!v)return true;var p=v.split(':'),o=el.dataset.o.split(',');
 if(p[0]==='any'){var b=+p[1];var s=o.map(function(x){return +x&b?1:0});
 return s.indexOf(1)>=0&&s.indexOf(0)>=0;}
 var a=+p[0],c=+p[1],bit=+p[2];return !!(+o[a]&bit)&&!(+o[c]&bit);}
-function apply(){var tag=f.tag.value,n=0;
+function searchOk(el,q){if(!q)return true;if(q===el.dataset.id.toLowerCase())return true;
+var text=el.dataset.text;return q.split(/\s+/).every(function(w){return text.indexOf(w)>=0;});}
+function label(s){return s.options[s.selectedIndex].text;}
+function active(){var a=[];var q=f.q.value.trim();if(q)a.push('search \u201c'+q+'\u201d');
+if(f.tag.value)a.push('tag \u201c'+label(f.tag)+'\u201d');
+if(f.out.value)a.push('outcome \u201c'+label(f.out)+'\u201d'+(f.run?' of '+label(f.run):''));
+if(f.dis&&f.dis.value)a.push('runs \u201c'+label(f.dis)+'\u201d');return a;}
+function apply(){var tag=f.tag.value,q=f.q.value.trim().toLowerCase(),n=0;
 items.forEach(function(el){var show=(!tag||('|'+el.dataset.tags+'|').indexOf('|'+tag+'|')>=0)&&
-outcomeOk(el,f.out.value)&&modelOk(el,f.dis?f.dis.value:'');el.hidden=!show;if(show)n++;});
+searchOk(el,q)&&outcomeOk(el,f.out.value)&&modelOk(el,f.dis?f.dis.value:'');el.hidden=!show;if(show)n++;});
 var key=f.sort.value,sorted=items.slice();
-if(key!=='id'){var m=+(f.dis&&f.dis.dataset.first||0);sorted.sort(function(a,b){
+if(key!=='id'){var m=run();sorted.sort(function(a,b){
 var x=+a.dataset.margin.split(',')[m],y=+b.dataset.margin.split(',')[m];
 return key==='margin-asc'?x-y:y-x;});}
 sorted.forEach(function(el){list.appendChild(el);});
-count.textContent=n+' of '+items.length+' examples shown';}
-[f.tag,f.out,f.dis,f.sort].forEach(function(s){if(s)s.addEventListener('change',apply);});
-apply();})();
+count.textContent=n+' of '+items.length+' examples shown';
+if(n===0){var a=active();why.textContent='No example matches '+a.join(' and ')+'. '+
+(a.length>1?'Change or clear one of these filters':'Change this filter')+', or show everything:';}
+empty.hidden=n!==0;}
+[f.tag,f.out,f.run,f.dis,f.sort].forEach(function(s){if(s)s.addEventListener('change',apply);});
+f.q.addEventListener('input',apply);
+$('f-clear').addEventListener('click',function(){f.q.value='';f.tag.value='';f.out.value='';
+if(f.dis)f.dis.value='';apply();f.q.focus();});
+function byId(id){return document.getElementById(id);}
+var dlg=byId('zoom'),zimg=byId('zoom-img'),zcap=byId('zoom-cap'),opener=null;
+if(dlg){root.addEventListener('click',function(e){var b=e.target.closest('button.zoom');if(!b)return;
+var img=b.querySelector('img');zimg.src=img.src;zimg.alt=img.alt;
+zcap.textContent=b.parentNode.querySelector('figcaption').textContent;opener=b;
+if(dlg.showModal)dlg.showModal();else dlg.setAttribute('open','');});
+function close(){if(dlg.close)dlg.close();else dlg.removeAttribute('open');}
+byId('zoom-close').addEventListener('click',close);
+dlg.addEventListener('click',function(e){if(e.target===dlg)close();});
+dlg.addEventListener('close',function(){if(opener)opener.focus();});}
+root.classList.add('js');apply();})();
 </script>)";
 
+// Every score, difference and margin of the browser in one format: fixed, 4 decimals.
+constexpr int kDecimals = 4;
+
 std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", kDecimals, v);
+  return std::string(buf) == "-0.0000" ? "0.0000" : buf;
+}
+
+// A difference with its sign; one too small to show at 4 decimals is not printed as 0.
+std::string signed_num(double v) {
+  if (v == 0) return num(0);
+  constexpr double kSmallest = 0.00005;
+  if (std::fabs(v) < kSmallest) return v > 0 ? "+&lt;0.0001" : "&minus;&lt;0.0001";
+  const std::string n = num(std::fabs(v));
+  return (v > 0 ? "+" : "&minus;") + n;
 }
 
 // The smallest of the four comparisons' differences: positive exactly when the group score
@@ -304,6 +363,54 @@ double margin(const WinogroundScores& s) {
 std::string mark(bool ok) {
   return ok ? "<span class=\"ok\">&#10003; right</span>"
             : "<span class=\"bad\">&#10007; wrong</span>";
+}
+
+std::string pair_name(int caption, int image) {
+  return "s(c" + std::to_string(caption) + ", i" + std::to_string(image) + ")";
+}
+
+// One comparison the score needs: s(own) > s(other), with the actual relation, the two numbers,
+// the difference and a mark; a failed one is its row's class "fail".
+std::string inequality_row(const std::string& what, const WinogroundScores& s, int own_c, int own_i,
+                           int other_c, int other_i) {
+  const double a = s.at(own_c, own_i), b = s.at(other_c, other_i), d = a - b;
+  const bool ok = d > 0;
+  std::ostringstream r;
+  r << "<tr class=\"" << (ok ? "pass" : "fail") << "\"><td class=\"m\">"
+    << (ok ? "<span class=\"ok\" aria-label=\"holds\">&#10003;</span>"
+           : "<span class=\"bad\" aria-label=\"fails\">&#10007;</span>")
+    << "</td><th scope=\"row\">" << what << "</th><td>" << pair_name(own_c, own_i) << " " << num(a)
+    << "</td><td class=\"op\">"
+    << (d > 0   ? "&gt;"
+        : d < 0 ? "&lt;"
+                : "=")
+    << "</td><td>" << pair_name(other_c, other_i) << " " << num(b) << "</td><td class=\"d\">"
+    << (d == 0 ? "tie" : signed_num(d)) << "</td></tr>";
+  return r.str();
+}
+
+// The two comparisons of the text score and of the image score, for one run.
+std::string comparisons_html(const std::string& model, const WinogroundScores& s,
+                             const Outcome& o) {
+  std::ostringstream h;
+  h << "<div class=\"scroll\"><table class=\"ineq\"><caption>" << html_escape(model) << ": group "
+    << mark(o.group) << "</caption>"
+    << "<tr class=\"hd\"><th colspan=\"6\">Text score " << mark(o.text)
+    << " <small>each image must score its own caption higher</small></th></tr>"
+    << inequality_row("i0", s, 0, 0, 1, 0) << inequality_row("i1", s, 1, 1, 0, 1)
+    << "<tr class=\"hd\"><th colspan=\"6\">Image score " << mark(o.image)
+    << " <small>each caption must score its own image higher</small></th></tr>"
+    << inequality_row("c0", s, 0, 0, 0, 1) << inequality_row("c1", s, 1, 1, 1, 0)
+    << "</table></div><p class=\"outcome\">Margin " << signed_num(margin(s))
+    << " <small>(the smallest of the four differences; the group score needs all four "
+       "positive)</small></p>";
+  return h.str();
+}
+
+std::string lowercase(std::string text) {
+  for (char& ch : text)
+    if (!(ch & 0x80)) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return text;
 }
 
 }  // namespace
@@ -339,12 +446,17 @@ std::string example_browser_html(const ExampleBrowser& b) {
       tag_groups[t.substr(0, t.find(':'))].insert(t);
   }
   h << "<section id=\"examples\"><h2>Examples</h2><p class=\"note\">Every example with its two "
-       "images and captions (the words that differ between the captions are marked), the four "
-       "scores s(caption, image), and whether the text, image and group scores count. Margin: the "
-       "smallest of the four score differences the group score needs (positive exactly when the "
-       "group score counts; a tie counts as wrong). Filters and sorting need JavaScript; without "
-       "it every example is listed in id order.</p>";
-  h << "<div class=\"controls\" role=\"group\" aria-label=\"Filter and sort the examples\">"
+       "images and captions (marked: the words that moved or changed between the two captions) "
+       "and, for each run, the four comparisons behind its scores. Text score: each image must "
+       "score its own caption higher than the other caption. Image score: each caption must score "
+       "its own image higher than the other image. Group score: all four. s(c, i) is the score of "
+       "caption c with image i; a failed comparison is marked &#10007;, and a tie counts as "
+       "wrong. Margin: the smallest of the four differences (positive exactly when the group "
+       "score counts). Click an image to enlarge it. Search, filters and sorting need "
+       "JavaScript; without it every example is listed in id order.</p>";
+  h << "<div class=\"controls\" role=\"group\" aria-label=\"Search, filter and sort the "
+       "examples\"><label>Search <input type=\"search\" id=\"f-search\" "
+       "placeholder=\"caption word or id\" autocomplete=\"off\"></label>"
     << "<label>Tag <select id=\"f-tag\"><option value=\"\">all tags</option>";
   for (const auto& [group, tags] : tag_groups) {
     h << "<optgroup label=\"" << html_escape(group) << "\">";
@@ -354,24 +466,35 @@ std::string example_browser_html(const ExampleBrowser& b) {
     h << "</optgroup>";
   }
   h << "</select></label>";
-  h << "<label>Outcome" << (models > 1 ? " (" + html_escape(b.models[0]) + ")" : "")
-    << " <select id=\"f-outcome\"><option value=\"\">all outcomes</option>"
+  h << "<label>Outcome <select id=\"f-outcome\"><option value=\"\">all outcomes</option>"
        "<option value=\"group\">group right</option>"
        "<option value=\"not-group\">group wrong</option>"
+       "<option value=\"text-wrong\">text wrong</option>"
+       "<option value=\"image-wrong\">image wrong</option>"
        "<option value=\"text-not-image\">text right, image wrong</option>"
        "<option value=\"image-not-text\">image right, text wrong</option>"
        "<option value=\"neither\">text and image wrong</option>"
        "<option value=\"ties\">with ties</option></select></label>";
   if (models > 1) {
-    h << "<label>Models <select id=\"f-model\" data-first=\"0\"><option value=\"\">all "
-         "examples</option>";
+    h << "<label>of run <select id=\"f-run\">";
+    for (std::size_t m = 0; m < models; ++m)
+      h << "<option value=\"" << m << "\">" << html_escape(b.models[m]) << "</option>";
+    h << "</select></label>";
+    h << "<label>Runs <select id=\"f-model\"><option value=\"\">all examples</option>"
+         "<optgroup label=\"disagree\">";
     for (const auto& [bit, metric] : {std::pair{4, "group"}, {1, "text"}, {2, "image"}})
-      h << "<option value=\"any:" << bit << "\">models disagree on " << metric << "</option>";
-    for (std::size_t a = 0; a < models; ++a)
-      for (std::size_t c = 0; c < models; ++c)
-        if (a != c)
-          h << "<option value=\"" << a << ":" << c << ":4\">" << html_escape(b.models[a])
-            << " group right, " << html_escape(b.models[c]) << " wrong</option>";
+      h << "<option value=\"any:" << bit << "\">runs disagree on " << metric << "</option>";
+    h << "</optgroup>";
+    for (const auto& [bit, metric] : {std::pair{4, "group"}, {1, "text"}, {2, "image"}}) {
+      h << "<optgroup label=\"" << metric << " score: one right, the other wrong\">";
+      for (std::size_t a = 0; a < models; ++a)
+        for (std::size_t c = 0; c < models; ++c)
+          if (a != c)
+            h << "<option value=\"" << a << ":" << c << ":" << bit << "\">"
+              << html_escape(b.models[a]) << " " << metric << " right, " << html_escape(b.models[c])
+              << " wrong</option>";
+      h << "</optgroup>";
+    }
     h << "</select></label>";
   }
   h << "<label>Sort <select id=\"f-sort\"><option value=\"id\">by id</option>"
@@ -379,6 +502,8 @@ std::string example_browser_html(const ExampleBrowser& b) {
        "<option value=\"margin-desc\">by margin, most right first</option></select></label>"
        "<output id=\"ex-count\" aria-live=\"polite\">"
     << ds.examples.size() << " examples</output></div>";
+  h << "<div id=\"ex-empty\" class=\"empty\" role=\"status\" hidden><span id=\"ex-empty-why\">"
+       "</span> <button type=\"button\" id=\"f-clear\">Clear all filters</button></div>";
   const bool any_image = std::any_of(b.images.begin(), b.images.end(), [](const auto& pair) {
     return !pair[0].empty() || !pair[1].empty();
   });
@@ -386,8 +511,8 @@ std::string example_browser_html(const ExampleBrowser& b) {
     h << "<p class=\"note\">No images shown: --html-images none, or the dataset folder has no "
          "images/ or images.zip.</p>";
   if (models > 1)
-    h << "<p class=\"note\">Outcome filter and margin sort use " << html_escape(b.models[0])
-      << "; the model filter compares runs.</p>";
+    h << "<p class=\"note\">The outcome filter and the margin sort use the run chosen in "
+         "&ldquo;of run&rdquo;; &ldquo;Runs&rdquo; compares two runs.</p>";
   h << "<ol class=\"ex-list\">";
   for (std::size_t i : ds.id_order()) {
     const WinogroundExample& ex = ds.examples[i];
@@ -402,7 +527,9 @@ std::string example_browser_html(const ExampleBrowser& b) {
       ties += sep + std::to_string(oc[m].text_ties + oc[m].image_ties);
       margins += sep + num(margin(b.scores[m][i]));
     }
-    h << "<li class=\"ex\" data-tags=\"" << html_escape(tags_attr) << "\" data-o=\"" << outcomes
+    h << "<li class=\"ex\" id=\"ex-" << html_escape(ex.id) << "\" data-id=\"" << html_escape(ex.id)
+      << "\" data-text=\"" << html_escape(lowercase(ex.captions[0] + " / " + ex.captions[1]))
+      << "\" data-tags=\"" << html_escape(tags_attr) << "\" data-o=\"" << outcomes
       << "\" data-ties=\"" << ties << "\" data-margin=\"" << margins << "\"><h3>Example "
       << html_escape(ex.id) << "</h3><div class=\"ex-body\"><div class=\"pair\">";
     const auto captions = caption_diff_html(ex.captions[0], ex.captions[1]);
@@ -410,25 +537,17 @@ std::string example_browser_html(const ExampleBrowser& b) {
       h << "<figure>";
       const std::string& src = i < b.images.size() ? b.images[i][k] : std::string();
       if (!src.empty())
-        h << "<img src=\"" << html_escape(src) << "\" alt=\"image " << k << " of example "
-          << html_escape(ex.id) << "\" loading=\"lazy\">";
-      h << "<figcaption><small>i" << k << " &middot; caption</small> <b>c" << k << ":</b> "
-        << captions[k] << "</figcaption></figure>";
+        h << "<button type=\"button\" class=\"zoom\" aria-label=\"Enlarge image " << k
+          << " of example " << html_escape(ex.id) << "\"><img src=\"" << html_escape(src)
+          << "\" alt=\"image i" << k << " of example " << html_escape(ex.id)
+          << "\" loading=\"lazy\"></button>";
+      h << "<figcaption><b>i" << k << "</b>, its caption <b>c" << k << "</b>: <span class=\"cap\">"
+        << captions[k] << "</span></figcaption></figure>";
     }
     h << "</div><div class=\"ex-scores\">";
     for (std::size_t m = 0; m < models; ++m) {
       const WinogroundScores& s = b.scores[m][i];
-      h << "<div class=\"scroll\"><table class=\"four\"><caption>" << html_escape(b.models[m])
-        << "</caption><tr><th>score</th><th>i0</th><th>i1</th></tr><tr><th>c0</th><td>"
-        << num(s.at(0, 0)) << "</td><td>" << num(s.at(0, 1)) << "</td></tr><tr><th>c1</th><td>"
-        << num(s.at(1, 0)) << "</td><td>" << num(s.at(1, 1))
-        << "</td></tr></table></div><p class=\"outcome\">Text " << mark(oc[m].text)
-        << " &middot; Image " << mark(oc[m].image) << " &middot; Group " << mark(oc[m].group)
-        << "<br>Margin " << num(margin(s));
-      if (oc[m].text_ties + oc[m].image_ties)
-        h << " &middot; <span class=\"bad\">ties: " << int(oc[m].text_ties) << " text, "
-          << int(oc[m].image_ties) << " image</span>";
-      h << "</p>";
+      h << comparisons_html(b.models[m], s, oc[m]);
     }
     h << "</div></div>";
     if (!all_tags[i].empty()) {
@@ -439,7 +558,13 @@ std::string example_browser_html(const ExampleBrowser& b) {
     }
     h << "</li>";
   }
-  h << "</ol></section>" << kBrowserScript;
+  h << "</ol></section>";
+  // The enlarged image, outside the list of examples (so "#examples img" are the thumbnails).
+  if (any_image)
+    h << "<dialog id=\"zoom\" aria-label=\"Enlarged image\"><figure><img id=\"zoom-img\" "
+         "alt=\"\"><figcaption id=\"zoom-cap\"></figcaption></figure><button type=\"button\" "
+         "id=\"zoom-close\">Close</button></dialog>";
+  h << kBrowserScript;
   return h.str();
 }
 

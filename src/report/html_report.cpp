@@ -20,14 +20,18 @@ body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5rem aut
 padding:0 1rem;color:#222;line-height:1.45;overflow-wrap:break-word}
 h1{font-size:1.6rem;margin:.2rem 0 .6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd}
 h3{font-size:1.05rem}
-.scroll{overflow-x:auto;max-width:100%;-webkit-overflow-scrolling:touch}
+.scroll{overflow-x:auto;max-width:100%;-webkit-overflow-scrolling:touch;
+background:linear-gradient(to right,#fff 30%,rgba(255,255,255,0)),linear-gradient(to left,#fff 30%,rgba(255,255,255,0)) 100% 0,
+radial-gradient(farthest-side at 0 50%,rgba(0,0,0,.22),rgba(0,0,0,0)),radial-gradient(farthest-side at 100% 50%,rgba(0,0,0,.22),rgba(0,0,0,0)) 100% 0;
+background-repeat:no-repeat;background-size:32px 100%,32px 100%,12px 100%,12px 100%;background-attachment:local,local,scroll,scroll}
+.scroll-hint{font-size:.85rem;color:#555;margin:.2rem 0 0}
 table{border-collapse:collapse;margin:.5rem 0 1rem;font-size:.92rem}
 th,td{border:1px solid #ddd;padding:.25rem .6rem;text-align:right;white-space:nowrap;
 font-variant-numeric:tabular-nums}
 th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}
 .note{color:#555;font-size:.9rem}
 .chart svg{display:block;max-width:100%;height:auto}
-.side{display:flex;flex-wrap:wrap;gap:0 2rem;align-items:center}.side>.scroll{flex:1 1 420px;min-width:0}
+.side{display:flex;flex-wrap:wrap;gap:0 2rem;align-items:center}.side>.side-table{flex:1 1 420px;min-width:0}
 .legend span{display:inline-block;width:.9rem;height:.9rem;margin:0 .3rem 0 1rem;vertical-align:middle}
 code{background:#f4f4f4;padding:0 .2rem;overflow-wrap:anywhere}
 pre{overflow-x:auto;background:#f8f8f8;padding:.5rem}
@@ -46,15 +50,33 @@ background:#fff;padding:.5rem 0;z-index:1;border-bottom:1px solid #eee}
 .pair{display:flex;flex-wrap:wrap;gap:.6rem;flex:1 1 340px}
 .pair figure{margin:0;flex:0 1 160px;max-width:160px}
 .pair img{width:100%;height:auto;border:1px solid #ccc;display:block}
-.ex-scores{flex:1 1 260px}.four{margin:.2rem 0}.four caption{text-align:left;font-weight:600}
+.ex-scores{flex:1 1 260px;min-width:0}.four{margin:.2rem 0}.four caption{text-align:left;font-weight:600}
 mark{background:#ffe08a;padding:0 .1rem}
 .ok{color:#1a7f37}.bad{color:#b42318}
 .tags span{display:inline-block;background:#eef1f4;border-radius:3px;padding:0 .35rem;margin:.1rem 0;font-size:.85rem}
-.bar{fill:#4e79a7}.chance{stroke:#c00;stroke-dasharray:3,2}
+.bar{fill:#4e79a7}.chance{stroke:#c00;stroke-width:2;stroke-dasharray:3,2}.grid{stroke:#e3e3e3}
+.chart text{fill:#222}.chart{margin:.5rem 0}
+.controls input{font-size:1rem;max-width:100%}
+.empty{border:2px solid #c77700;background:#fff4e0;border-radius:6px;padding:.5rem 1rem;margin:.5rem 0}
+.empty button,#zoom button{font-size:1rem;margin-left:.3rem}
+table.ineq{margin:.3rem 0 .2rem}.ineq caption{text-align:left;font-weight:600}
+.ineq th,.ineq td{padding:.15rem .4rem}.ineq tr.hd th{text-align:left;font-weight:600;white-space:normal}
+.ineq tr.hd small{font-weight:400;color:#555}.ineq tr.fail td,.ineq tr.fail th{background:#fde8e6}
+.ineq td.op{text-align:center;font-weight:700}.ineq td.m{text-align:center}.ineq td.d{color:#555}
+.outcome small{color:#555}
+button.zoom{display:block;width:100%;padding:0;border:0;background:none;cursor:zoom-in}
+#zoom{max-width:min(94vw,720px);padding:.6rem;border:1px solid #888;border-radius:6px}
+#zoom figure{margin:0}#zoom img{display:block;width:min(86vw,480px);height:auto}
+#zoom::backdrop{background:rgba(0,0,0,.6)}
+.maps{display:flex;flex-wrap:wrap;gap:.5rem}.maps figure{margin:0;flex:0 1 160px;max-width:160px;text-align:center}
+.maps img{display:block;width:100%;height:auto;image-rendering:pixelated}
+.heat-scale{margin:.5rem 0 1rem;max-width:240px}.heat-scale svg{display:block;max-width:100%;height:auto}
+.heat-scale figcaption{display:flex;justify-content:space-between;gap:1rem;font-size:.85rem;color:#555}
 :focus-visible{outline:3px solid #4e79a7;outline-offset:2px}
 @media (max-width:600px){body{margin:.8rem auto;padding:0 .6rem}h1{font-size:1.3rem}
 .controls{position:static}.headline .score b{font-size:1.25rem}
-.legend span{margin-left:.4rem}}
+.legend span{margin-left:.4rem}
+.ineq{font-size:.8rem}.ineq th,.ineq td{padding:.1rem .2rem}.ex{padding:.4rem .5rem}}
 </style>)";
 
 std::string fmt(double v) {
@@ -147,10 +169,23 @@ std::string headline_score(const char* label, const MetricStats& s, double chanc
 
 }  // namespace
 
+// Every table wider than its box gets "scroll sideways" above it (and loses it when the window
+// grows); the edge shadows of .scroll say the same without JavaScript.
+constexpr const char* kScrollScript = R"(<script>
+(function(){function mark(){[].forEach.call(document.querySelectorAll('.scroll'),function(d){
+var over=d.scrollWidth>d.clientWidth+1,hint=d.previousElementSibling;
+var has=hint&&hint.classList.contains('scroll-hint');d.classList.toggle('overflows',over);
+if(over&&!has){hint=document.createElement('p');hint.className='scroll-hint';
+hint.textContent='Wide table: scroll sideways to see every column \u2192';d.parentNode.insertBefore(hint,d);}
+else if(!over&&has){hint.remove();}});}
+mark();window.addEventListener('resize',mark);})();
+</script>)";
+
 std::string html_page(const std::string& title, const std::string& body) {
   return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>" +
-         html_escape(title) + "</title>" + kStyle + "</head><body>\n" + body + "\n</body></html>\n";
+         html_escape(title) + "</title>" + kStyle + "</head><body>\n" + body + "\n" +
+         kScrollScript + "</body></html>\n";
 }
 
 std::string provenance_html(const nlohmann::json& provenance) {
@@ -184,14 +219,25 @@ std::string page(const std::string& title, const std::string& body) {
 }  // namespace
 
 std::string svg_group_chart(const std::vector<GroupStats>& groups, const std::string& title) {
-  constexpr double kBar = 16, kGap = 28, kTop = 28, kPlot = 220, kBottom = 110;
-  // Labels are rotated 35 degrees and end under their bars: leave room for the longest.
-  constexpr double kCharWidth = 6.2, kCos35 = 0.82, kMinLeft = 44, kMaxLeft = 200;
+  constexpr double kBar = 16, kGap = 28, kTop = 28, kPlot = 220;
+  // Labels are rotated 35 degrees and end under their bars: the left margin leaves room for the
+  // first label (which reaches left of its bars) and the bottom margin for the longest one. The
+  // width per character is generous (bold capitals, wide system fonts), so no label is cut
+  // ("djective-Color").
+  constexpr double kCharWidth = 7.0, kCos35 = 0.82, kSin35 = 0.58, kMinLeft = 44, kMaxLeft = 220;
+  constexpr std::size_t kMaxLabel = 28;
+  auto label_of = [](const GroupStats& g) {
+    return (g.name.size() > kMaxLabel ? g.name.substr(0, kMaxLabel - 1) + "..." : g.name) + " (" +
+           std::to_string(g.n) + ")";
+  };
   std::size_t longest = 0;
   for (const auto& g : groups)
-    longest = std::max(longest, std::min<std::size_t>(g.name.size(), 28) + 5);
+    longest = std::max(longest, label_of(g).size());
+  const double first = groups.empty() ? 0.0 : static_cast<double>(label_of(groups[0]).size());
+  // The first label ends kGap / 2 + 1.5 bars right of the plot's left edge.
   const double kLeft =
-      std::clamp(kCharWidth * kCos35 * static_cast<double>(longest), kMinLeft, kMaxLeft);
+      std::clamp(kCharWidth * kCos35 * first - (kGap / 2 + kBar * 1.5) + 8, kMinLeft, kMaxLeft);
+  const double kBottom = 12 + kCharWidth * kSin35 * static_cast<double>(longest) + 10;
   const double cluster = kBar * 3 + kGap;
   const double width =
       kLeft + cluster * static_cast<double>(std::max<std::size_t>(groups.size(), 1)) + 10;
@@ -201,6 +247,7 @@ std::string svg_group_chart(const std::vector<GroupStats>& groups, const std::st
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" width=\"" << fmt(width)
     << "\" height=\"" << fmt(height) << "\" viewBox=\"0 0 " << fmt(width) << " " << fmt(height)
     << "\"><title>" << html_escape(title) << "</title>";
+  s << "<text x=\"4\" y=\"14\" font-size=\"11\">score (%)</text>";
   for (int tick = 0; tick <= 100; tick += 25) {
     double y = y_of(tick / 100.0);
     s << "<line x1=\"" << kLeft << "\" x2=\"" << fmt(width) << "\" y1=\"" << fmt(y) << "\" y2=\""
@@ -233,8 +280,7 @@ std::string svg_group_chart(const std::vector<GroupStats>& groups, const std::st
     double ly = kTop + kPlot + 12;
     s << "<text x=\"" << fmt(lx) << "\" y=\"" << fmt(ly) << "\" font-size=\"11\" "
       << "text-anchor=\"end\" transform=\"rotate(-35 " << fmt(lx) << " " << fmt(ly) << ")\">"
-      << html_escape(g.name.size() > 28 ? g.name.substr(0, 27) + "..." : g.name) << " (" << g.n
-      << ")</text>";
+      << html_escape(label_of(g)) << "</text>";
   }
   s << "</svg>";
   return s.str();
@@ -267,21 +313,52 @@ std::string html_report(const EvalResult& r, const ReportContext& ctx,
     << html_escape(prov["version"].get<std::string>()) << ".</p>";
   b << "<h2>Overall</h2>" << legend() << "<div class=\"side\"><div class=\"chart\">"
     << svg_group_chart({r.overall}, "Overall") << "</div>";
-  b << "<div class=\"scroll\"><table><tr><th>Metric</th><th>Score</th><th>Chance</th><th>" << level
-    << "% " << fold_column_label(r.options) << "</th><th>" << level
+  b << "<div class=\"side-table\"><div class=\"scroll\"><table><tr><th>Metric</th><th>Score</th>"
+       "<th>Chance</th><th>"
+    << level << "% " << fold_column_label(r.options) << "</th><th>" << level
     << "% bootstrap percentile</th><th>" << level
     << "% bootstrap BCa</th><th>p vs chance</th></tr>";
+  std::string clipped_note;
   for (std::size_t m = 0; m < kMetricCount; ++m) {
     const auto& s = r.overall.metrics[m];
     char p[32];
     std::snprintf(p, sizeof p, "%.3g", s.p_vs_chance);
+    std::string t_text = "n/a";
+    if (s.fold_t) {
+      // Mean +- t x SE over a handful of folds can reach past 0 or 100, which no score can:
+      // shown clipped, with the computed bound in the note below the table.
+      Interval shown = s.fold_t->ci;
+      std::string computed;
+      if (shown.valid() && shown.low < 0) {
+        computed += " lower bound " + percent(shown.low);
+        shown.low = 0;
+      }
+      if (shown.valid() && shown.high > 1) {
+        computed +=
+            std::string(computed.empty() ? "" : ",") + " upper bound " + percent(shown.high);
+        shown.high = 1;
+      }
+      t_text = interval_text(shown);
+      if (!computed.empty()) {
+        t_text += "<sup>&dagger;</sup>";
+        clipped_note +=
+            std::string(clipped_note.empty() ? "" : "; ") + kMetricNames[m] + ":" + computed;
+      }
+    }
     b << "<tr><td>" << kMetricNames[m] << "</td><td>" << percent(s.value) << "</td><td>"
-      << percent(kChance[m]) << "</td><td>" << (s.fold_t ? interval_text(s.fold_t->ci) : "n/a")
-      << "</td><td>" << interval_text(s.bootstrap_percentile) << "</td><td>"
-      << interval_text(s.bootstrap_bca) << "</td><td>" << p << "</td></tr>";
+      << percent(kChance[m]) << "</td><td>" << t_text << "</td><td>"
+      << interval_text(s.bootstrap_percentile) << "</td><td>" << interval_text(s.bootstrap_bca)
+      << "</td><td>" << p << "</td></tr>";
   }
   const auto& t = r.overall.ties;
-  b << "</table></div></div><p class=\"note\">Ties: " << t.text + t.image << " of " << t.comparisons
+  b << "</table></div></div></div>";
+  if (!clipped_note.empty())
+    b << "<p class=\"note\"><sup>&dagger;</sup> Clipped to the possible range 0-100: the t "
+         "interval (mean of the "
+      << r.options.folds
+      << " fold scores &plusmn; t &times; standard error) extends past it with so few folds ("
+      << html_escape(clipped_note) << ").</p>";
+  b << "<p class=\"note\">Ties: " << t.text + t.image << " of " << t.comparisons
     << " comparisons (text " << t.text << ", image " << t.image
     << "); a tie counts as wrong. Methods: " << html_escape(fold_method_text(r.options)) << "; "
     << html_escape(bootstrap_method_text(r.options)) << "; "
@@ -591,9 +668,11 @@ namespace winokit {
 
 std::string markdown_html(const std::string& title, const std::string& markdown,
                           const nlohmann::json& provenance, const std::string& extra_body) {
+  // The extra body (charts) goes after the report's text, before its provenance.
   std::string html = markdown_html(title, markdown, provenance);
-  const auto body_end = html.rfind("</body>");
-  html.insert(body_end == std::string::npos ? html.size() : body_end, extra_body);
+  auto at = html.rfind("<h2>Provenance</h2>");
+  if (at == std::string::npos) at = html.rfind("</body>");
+  html.insert(at == std::string::npos ? html.size() : at, extra_body);
   return html;
 }
 

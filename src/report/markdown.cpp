@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -76,6 +77,13 @@ std::string markdown_report(const EvalResult& r, const ReportContext& ctx) {
   }
   md << "\nMethods: " << fold_method_text(r.options) << "; " << bootstrap_method_text(r.options)
      << "; " << chance_test_text(r.options) << ".\n";
+  const bool outside = std::any_of(o.metrics.begin(), o.metrics.end(), [](const MetricStats& s) {
+    return s.fold_t && s.fold_t->ci.valid() && (s.fold_t->ci.low < 0 || s.fold_t->ci.high > 1);
+  });
+  if (outside)
+    md << "The t interval is printed as computed: with " << r.options.folds
+       << " folds, mean +- t x standard error can pass 0 or 100, which no score can (the HTML "
+          "report shows it clipped).\n";
 
   for (const auto& b : r.breakdowns) {
     md << "\n### " << b.title << "\n\n"

@@ -1,5 +1,6 @@
 #include "winokit/report/probe_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -25,7 +26,7 @@ struct Series {
 
 std::string layer_chart(const std::string& title, const std::vector<std::string>& layers,
                         const std::vector<Series>& series) {
-  constexpr double kW = 520, kH = 220, kLeft = 44, kRight = 150, kTop = 24, kBottom = 30;
+  constexpr double kW = 520, kH = 232, kLeft = 44, kRight = 150, kTop = 24, kBottom = 42;
   const double plot_w = kW - kLeft - kRight, plot_h = kH - kTop - kBottom;
   auto x_of = [&](std::size_t i) {
     return kLeft + (layers.size() < 2
@@ -43,10 +44,19 @@ std::string layer_chart(const std::string& title, const std::vector<std::string>
       << y << "\" stroke=\"#ddd\"/><text x=\"4\" y=\"" << y + 4 << "\" font-size=\"10\">" << t * 25
       << "%</text>";
   }
+  // Layer names centred under their points; with many layers every k-th, so none overlap (the
+  // last always: it is "final" or the top layer).
+  constexpr double kLabelSpacing = 30;
+  const double spacing =
+      layers.size() < 2 ? plot_w : plot_w / static_cast<double>(layers.size() - 1);
+  const auto step = static_cast<std::size_t>(std::max(1.0, std::ceil(kLabelSpacing / spacing)));
   for (std::size_t i = 0; i < layers.size(); ++i) {
-    s << "<text x=\"" << x_of(i) - 8 << "\" y=\"" << kH - 10 << "\" font-size=\"10\">"
-      << html_escape(layers[i]) << "</text>";
+    if ((layers.size() - 1 - i) % step != 0) continue;
+    s << "<text x=\"" << x_of(i) << "\" y=\"" << kH - 22
+      << "\" font-size=\"10\" text-anchor=\"middle\">" << html_escape(layers[i]) << "</text>";
   }
+  s << "<text x=\"" << kLeft + plot_w / 2 << "\" y=\"" << kH - 6
+    << "\" font-size=\"10\" text-anchor=\"middle\" fill=\"#555\">layer</text>";
   for (std::size_t k = 0; k < series.size(); ++k) {
     const Series& se = series[k];
     std::ostringstream pts;
@@ -201,8 +211,10 @@ std::string probe_html(const ProbeReport& r) {
       cmin.values.push_back(p.control_min);
     }
     if (!names.empty()) {
-      plots << layer_chart(std::string(to_string(task)) + " probe: test accuracy by layer", names,
-                           {tmax, tmin, cmax, cmin});
+      plots << "<div class=\"chart\">"
+            << layer_chart(std::string(to_string(task)) + " probe: test accuracy by layer", names,
+                           {tmax, tmin, cmax, cmin})
+            << "</div>";
     }
   }
   if (!r.svm.empty()) {
@@ -214,8 +226,10 @@ std::string probe_html(const ProbeReport& r) {
       target.values.push_back(s.target_separated);
       control.values.push_back(s.control_separated);
     }
-    plots << layer_chart("SVM separability: share of items separated by layer", names,
-                         {target, control});
+    plots << "<div class=\"chart\">"
+          << layer_chart("SVM separability: share of items separated by layer", names,
+                         {target, control})
+          << "</div>";
   }
   return markdown_html("Probes: " + r.model, probe_markdown(r), r.provenance, plots.str());
 }

@@ -25,6 +25,7 @@ expect "eval: the ITM head by default" 0 "\| tiny-pretraining-itm \| [0-9.]+ \| 
 grep -q '"kind": "flava"' itm.json && grep -q '"head": "itm"' itm.json && grep -q '"head_choice": "default: the checkpoint has the ITM head' itm.json && grep -q '"pairs_scored": 48' itm.json \
   && ok "provenance names FLAVA, the head and why" || not_ok "ITM provenance" "$(grep -n head itm.json | head)"
 awk -F'"score":' '{split($2,a,"}"); if (a[1] < 0 || a[1] > 1) bad=1} END {exit bad}' tiny-pretraining-itm.scores.jsonl && ok "ITM scores are probabilities" || not_ok "ITM scores in [0, 1]"
+expect "eval: FLAVA says it scored pairs, and announces its start-up" 0 "winokit: loading the FLAVA checkpoint .*winokit: FLAVA loaded in [0-9.]+ s.*winokit: FLAVA: 48 caption-image pairs scored" -- bash -c '"$0" eval --data "$1" --model "$2" --quiet --scores-out again.jsonl 2>&1 | tr "\n" " "' "$WINOKIT" "$DATA" "$PRE"
 expect "eval --head contrastive" 0 "scores written to tiny-pretraining-contrastive.scores.jsonl" -- "$WINOKIT" eval --data $DATA --model "$PRE" --head contrastive --json con.json --quiet
 grep -q '"head": "contrastive"' con.json && grep -q 'exp(logit_scale)' con.json && ok "contrastive run names its head and score" || not_ok "contrastive provenance"
 cmp -s tiny-pretraining-itm.scores.jsonl tiny-pretraining-contrastive.scores.jsonl && not_ok "the two heads give different scores" || ok "the two heads give different scores"

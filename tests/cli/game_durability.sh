@@ -49,7 +49,7 @@ else
 fi
 kill "$PID"; wait "$PID" 2>/dev/null; PID=
 # The game feeds the benchmark: the export is evaluated by `winokit winogavil`.
-"$WINOKIT" game export --db game.db --min-solvable 0 --out export.csv 2>/dev/null
+said=$("$WINOKIT" game export --db game.db --min-solvable 0 --out export.csv 2>&1)
 complete=$(($(wc -l < export.csv) - 1))
 # A plain CSV (Python's csv, strict) with fool-the-AI as the official backend stores it: an
 # integer, 100 - int(100 J).
@@ -65,6 +65,19 @@ then
   echo "ok   - game export is a plain CSV with integer fool-the-AI scores"
 else
   echo "FAIL - game export CSV"; head -3 export.csv; exit 1
+fi
+noun=associations; [ "$complete" -eq 1 ] && noun=association
+if echo "$said" | grep -q "wrote $complete $noun to export.csv"; then
+  echo "ok   - the export says how many it wrote, in the right number ($complete $noun)"
+else
+  echo "FAIL - export message: $said"; exit 1
+fi
+said=$("$WINOKIT" game export --db game.db --min-solvable 101 --out none.csv 2>&1)
+verb=exist; [ "$complete" -eq 1 ] && verb=exists
+if echo "$said" | grep -q "0 associations reach --min-solvable 101; $complete $verb"; then
+  echo "ok   - an export with nothing above the bar says how many exist"
+else
+  echo "FAIL - empty export message: $said"; exit 1
 fi
 if [ "$complete" -gt 0 ] && "$WINOKIT" winogavil --data export.csv --images syn/images "${MODEL[@]}" \
      --bootstrap 10 --cache-dir cache > eval.md 2>&1 && grep -q "| All | $complete |" eval.md &&

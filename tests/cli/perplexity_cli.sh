@@ -32,6 +32,7 @@ for r in csv.DictReader(open("ppl.csv")):
     assert math.isclose(float(r["perplexity"]), math.exp(n), rel_tol=1e-15), r
     assert math.isclose(float(r["perplexity_exp2"]), 2 ** n, rel_tol=1e-15), r
 ' && ok "perplexity = e^mean_nll and perplexity_exp2 = 2^mean_nll" || not_ok "perplexity columns"
+expect "perplexity reports progress in logs (done/total, rate)" 0 "winokit: perplexity 12/12 \(100%\), ([0-9.e+]+/s, [0-9]+:[0-9]{2} elapsed|done)" -- env WINOKIT_PROGRESS_SECONDS=0 "$WINOKIT" perplexity --model "$TINY/f32" --data ds --out ppl_progress.csv --no-cache
 expect "a second run comes from the cache" 0 "12 captions \(12 from the cache\)" -- "$WINOKIT" perplexity --model "$TINY/f32" --data ds --out ppl2.csv
 cmp -s ppl.csv ppl2.csv && ok "cached figures are identical" || not_ok "cached figures" "$(diff ppl.csv ppl2.csv | head)"
 "$WINOKIT" perplexity --model "$TINY/f32" --data ds --out ppl3.csv --no-cache --threads 1 2>/dev/null

@@ -260,7 +260,13 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
 
   # --- word-patch heat maps ---
   expect "heatmap report" 0 "rendered [0-9]+ word-patch maps for 2 example" -- "$WINOKIT" heatmap --data syn --model "$HFM" --examples 0,3 --html hm.html --out-dir .
-  grep -q 'data:image/png;base64,' hm.html && [ -s ex0_i0_c0_t0.png ] && ok "heatmap html embeds the PNG maps" || not_ok "heatmap outputs"
+  grep -q 'data:image/png;base64,' hm.html && compgen -G 'ex0_i0_c0_t0_*.png' >/dev/null && ok "heatmap html embeds the PNG maps" || not_ok "heatmap outputs"
+  # Each PNG is named by its word: ex<id>_i<image>_c<caption>_t<token>_<word>.png, the word from the caption.
+  cap0=$(head -1 syn/examples.jsonl | sed 's/.*"caption_0":"\([^"]*\)".*/\1/')
+  first=$(echo "$cap0" | awk '{print tolower($1)}' | tr -cd 'a-z0-9')
+  [ -s "ex0_i0_c0_t0_$first.png" ] && ok "heatmap PNGs are named by word (ex0_i0_c0_t0_$first.png)" || not_ok "heatmap PNG names" "$(ls ex0_i0_c0_* | head -3)"
+  grep -q 'name="viewport"' hm.html && grep -q 'class="heat-scale"' hm.html && grep -q '<table class="prov">' hm.html \
+    && ok "heatmap report: viewport, colour scale, provenance table" || not_ok "heatmap report page"
   # --images: a dataset whose images are not images/ beside examples.jsonl (issue 12, item 4).
   mkdir -p apart && cp syn/examples.jsonl apart/
   "$WINOKIT" eval --data syn --model "$HFM" --scores-out s_syn.jsonl --markdown m_syn.md --bootstrap 50 >/dev/null 2>&1
@@ -273,9 +279,14 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
   expect "eval --images that does not exist" 3 "nowhere: no such image folder or zip" -- "$WINOKIT" eval --data apart --images nowhere --model "$HFM" --bootstrap 50
   expect "retrieval --images" 0 "text -> image" -- "$WINOKIT" retrieval --data apart --images syn/images --model "$HFM"
   expect "heatmap --images, --out-dir created when missing" 0 "rendered [0-9]+ word-patch maps" -- "$WINOKIT" heatmap --data apart --images syn/images --model "$HFM" --examples 0 --out-dir new/maps/here
-  [ -s new/maps/here/ex0_i0_c0_t0.png ] && ok "heatmap made the missing output folders" || not_ok "heatmap --out-dir"
+  compgen -G 'new/maps/here/ex0_i0_c0_t0_*.png' >/dev/null && ok "heatmap made the missing output folders" || not_ok "heatmap --out-dir"
   expect "variants eval --images" 0 "Augmented \(best" -- "$WINOKIT" variants eval --data apart --images syn/images --variants variants.jsonl --model "$HFM"
   expect "probe --images" 0 "" -- "$WINOKIT" probe --data apart --images syn/images --model "$HFM" --seeds 1 --hidden 8 --epochs 1 --layers final --probes pair-text
+  # Progress in logs (stderr not a terminal): one line per interval and a closing line per stage.
+  expect "probe fits report progress in logs" 0 "winokit: probe fits 2/2 \(100%\), ([0-9.e+]+/s, [0-9]+:[0-9]{2} elapsed|done)" -- env WINOKIT_PROGRESS_SECONDS=0 "$WINOKIT" probe --data syn --model "$HFM" --seeds 1 --hidden 8 --epochs 1 --layers final --probes pair-text --no-cache
+  expect "embedding progress in logs: a line per batch (interval 0) and a closing line" 0 "winokit: images 8/70 \(11%\).*winokit: images 70/70 \(100%\)" -- bash -c 'WINOKIT_PROGRESS_SECONDS=0 "$0" eval --data syn --model "$1" --no-cache --batch-size 8 --bootstrap 50 --scores-out s_prog.jsonl 2>&1 | tr "\n" " "' "$WINOKIT" "$HFM"
+  out=$("$WINOKIT" eval --data syn --model "$HFM" --no-cache --bootstrap 50 --scores-out s_quiet.jsonl 2>&1 >/dev/null)
+  echo "$out" | grep -q "winokit: images" && not_ok "a run shorter than the interval writes no progress lines" "$out" || ok "a run shorter than the interval writes no progress lines"
   expect "heatmap unknown example" 2 "unknown example id '999'" -- "$WINOKIT" heatmap --data syn --model "$HFM" --examples 999 --html x.html
 
   # --- WinoGAViL: SWOW instances from a small graph, solved zero-shot, re-scored, supervised ---
@@ -346,6 +357,14 @@ expect "serve: a host name instead of an address" 2 "numeric IPv4 or IPv6 addres
 expect "game admin: missing database" 3 "absent.db: no such database" -- "$WINOKIT" game admin --db absent.db --list
 expect "game admin: not a game database" 2 "not a winokit game database" -- "$WINOKIT" game admin --db syn/empty.db --grant ana
 expect "game admin: nothing to do" 2 "--grant NAME, --revoke NAME or --list" -- "$WINOKIT" game admin --db syn/empty.db
+# A fresh game database (the server made it and stopped): the export says why it is empty.
+# shellcheck source=game_server.sh
+. "$CLI_DIR/game_server.sh"
+"$WINOKIT" synth --out pool12 --count 6 --seed 2 --image-size 64 >/dev/null
+start_game_server fresh.log --images pool12/images --db fresh.db --password-cost min --rival-seed 1 --no-cache
+kill "$PID"; wait "$PID" 2>/dev/null
+expect "game export with no complete round says why" 0 "no associations reach --min-solvable 80; 0 exist: no round is complete yet" -- "$WINOKIT" game export --db fresh.db --out fresh.csv
+[ "$(wc -l < fresh.csv)" -eq 1 ] && ok "the empty export still has its header" || not_ok "empty export" "$(cat fresh.csv)"
 
 for sub in eval compare synth demo embed score bench winogavil swow retrieval variants heatmap probe serve game; do
   expect "help: $sub" 0 "Usage|OPTIONS" -- "$WINOKIT" "$sub" --help

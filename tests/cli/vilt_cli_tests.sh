@@ -18,6 +18,11 @@ source "$CLI_DIR/lib.sh"
 
 # --- eval with both heads ---
 expect "eval with a ViLT ranking checkpoint" 0 "\| tiny-rank \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|" -- "$WINOKIT" eval --data syn --model "$RANK" --json rank.json
+out=$("$WINOKIT" eval --data syn --model "$RANK" --json rank.json --quiet 2>&1)
+echo "$out" | grep -qE "winokit: ViLT: 48 caption-image pairs scored \([0-9]+ images, [0-9]+ captions encoded; no embedding cache for this model\)" && ! echo "$out" | grep -q "images computed" \
+  && ok "ViLT says what it computed: pairs, not cached embeddings" || not_ok "ViLT run message" "$out"
+echo "$out" | grep -q "winokit: loading the ViLT checkpoint .*tiny-rank \.\.\." && echo "$out" | grep -qE "winokit: ViLT loaded in [0-9.]+ s" \
+  && ok "ViLT start-up is announced" || not_ok "ViLT start-up lines" "$out"
 [ "$(wc -l < tiny-rank.scores.jsonl)" -eq 48 ] && ok "a score for each of the 4 pairs of 12 examples" || not_ok "scores file" "$(head -3 tiny-rank.scores.jsonl)"
 grep -q '"kind": "vilt"' rank.json && grep -q 'rank_output logit' rank.json && grep -q '"pairs_scored": 48' rank.json && ok "provenance names ViLT, its head and the pairs" || not_ok "provenance" "$(grep -A3 '"scorer"' rank.json | head)"
 expect "eval with a ViLT ITM checkpoint" 0 "scores written to tiny-itm.scores.jsonl" -- "$WINOKIT" eval --data syn --model "$ITM" --json itm.json --quiet
@@ -51,7 +56,8 @@ grep -qE "\| text -> image \| [0-9.]+ \|" r.md && ok "retrieval table" || not_ok
 # --- heatmap: IPOT word-patch alignment ---
 mkdir -p hm
 expect "heatmap with ViLT" 0 "rendered [0-9]+ word-patch alignment maps for 2 example" -- "$WINOKIT" heatmap --data syn --model "$RANK" --examples 0,3 --html hm.html --out-dir hm
-grep -q 'IPOT' hm.html && [ -s hm/ex0_i0_c0_t0.png ] && ok "heatmap outputs" || not_ok "heatmap outputs"
+grep -q 'IPOT' hm.html && compgen -G 'hm/ex0_i0_c0_t0_*.png' >/dev/null && grep -q 'name="viewport"' hm.html && grep -q '<span>not aligned</span><span>most aligned</span>' hm.html \
+  && ok "heatmap outputs (PNGs named by word, the shared page with its colour scale)" || not_ok "heatmap outputs" "$(ls hm | head -3)"
 
 # --- serve: ViLT as the game's rival (the server starts with its pool embedded) ---
 # shellcheck source=game_server.sh

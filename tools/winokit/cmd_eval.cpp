@@ -158,10 +158,24 @@ int run(const EvalFlags& f) {
   add_eval_outputs(r, output_paths(f.report, f.per_example, scores_out), out);
   commit(out);
   if (!f.model.model.empty()) {
-    const auto& e = r.context.provenance["scorer"]["embeddings"];
-    std::cerr << "winokit: embeddings: " << e["images_computed"] << " images computed, "
-              << e["images_cached"] << " from the cache; " << e["captions_computed"]
-              << " captions computed, " << e["captions_cached"] << " from the cache\n";
+    const auto& scorer_record = r.context.provenance["scorer"];
+    const auto& e = scorer_record["embeddings"];
+    if (e.contains("pairs_scored")) {
+      // ViLT and FLAVA score each (caption, image) pair in a joint forward pass: there is no
+      // embedding cache to report, only the work done.
+      const std::string kind = scorer_record.value("kind", std::string("model"));
+      std::cerr << "winokit: "
+                << (kind == "vilt"    ? "ViLT"
+                    : kind == "flava" ? "FLAVA"
+                                      : kind)
+                << ": " << e["pairs_scored"] << " caption-image pairs scored ("
+                << e["images_computed"] << " images, " << e["captions_computed"]
+                << " captions encoded; no embedding cache for this model)\n";
+    } else {
+      std::cerr << "winokit: embeddings: " << e["images_computed"] << " images computed, "
+                << e["images_cached"] << " from the cache; " << e["captions_computed"]
+                << " captions computed, " << e["captions_cached"] << " from the cache\n";
+    }
     std::cerr << "winokit: scores written to " << scores_out << "\n";
   }
   f.report.print(r.markdown);

@@ -197,12 +197,29 @@ int run_admin(const AdminFlags& f) {
 int run_export(const ExportFlags& f) {
   auto db = open_game_database(f.db, /*read_only=*/true);
   const std::string csv = export_game_csv(*db, f.min_solvable);
-  const auto rows = static_cast<std::size_t>(std::count(csv.begin(), csv.end(), '\n')) - 1;
+  auto rows_of = [](const std::string& text) {
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) - 1;
+  };
+  const std::size_t rows = rows_of(csv);
+  auto associations = [](std::size_t n) {
+    return std::to_string(n) + (n == 1 ? " association" : " associations");
+  };
   if (f.out.empty()) {
     std::cout << csv;
   } else {
     write_file_atomic(f.out, csv);
-    std::cerr << "winokit: wrote " << rows << " associations to " << f.out << "\n";
+    std::cerr << "winokit: wrote " << associations(rows) << " to " << f.out << "\n";
+  }
+  if (rows == 0) {
+    // Nothing passed the bar: say how many played associations exist, so the user knows whether
+    // to lower --min-solvable or to play more rounds.
+    const std::size_t played = rows_of(export_game_csv(*db, -1.0));
+    std::cerr << "winokit: " << (played ? "0" : "no") << " associations reach --min-solvable "
+              << f.min_solvable << "; " << played << (played == 1 ? " exists" : " exist")
+              << (played ? " (completed, not removed): lower --min-solvable to export them"
+                         : ": no round is complete yet (a round completes when enough players "
+                           "have solved it)")
+              << "\n";
   }
   return 0;
 }

@@ -54,15 +54,14 @@ int run(const HeatmapFlags& f) {
                                            {ex.captions[0], ex.captions[1]});
       for (int q = 0; q < 2; ++q) {
         const auto qi = static_cast<std::size_t>(q);
-        HeatmapPanel& panel = shown.panels.emplace_back(HeatmapPanel{k, q, ex.captions[qi], {}});
+        HeatmapPanel& panel =
+            shown.panels.emplace_back(HeatmapPanel{k, q, ex.captions[qi], {}, {}});
         for (std::size_t t = 0; t < maps.tokens[qi].size(); ++t) {
           std::string png =
               render_heatmap_png(maps.pixels, pp, maps.similarity[qi][t], maps.grid, c.image_size);
           if (!f.out_dir.empty()) {
             out.add_in(f.out_dir,
-                       "ex" + safe_file_name(ex.id) + "_i" + std::to_string(k) + "_c" +
-                           std::to_string(q) + "_t" + std::to_string(t) + ".png",
-                       png);
+                       heatmap_file_name(safe_file_name(ex.id), k, q, t, maps.tokens[qi][t]), png);
           }
           if (!f.report.html.empty()) panel.maps.emplace_back(maps.tokens[qi][t], std::move(png));
           ++written;

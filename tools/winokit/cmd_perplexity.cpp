@@ -23,6 +23,11 @@ LmRun run_perplexity(const WinogroundDataset& dataset, const LmRequest& req) {
   run.weights_id = model.weights_id();
   PerplexityOptions options;
   options.bos = req.bos;
+  if (!req.quiet_progress) {
+    options.engine.on_progress = [bar = progress_bar()](std::size_t done, std::size_t total) {
+      bar("perplexity", done, total);
+    };
+  }
   if (req.no_cache) {
     run.values = caption_perplexities(dataset, model, tok, options);
   } else {

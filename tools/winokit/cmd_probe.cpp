@@ -152,17 +152,20 @@ ProbeReport run_probes(const WinogroundDataset& ds, const ProbeEmbeddings& emb,
   auto progress = progress_bar();
   std::size_t done = 0;
   const auto t0 = std::chrono::steady_clock::now();
+  if (show_progress && total_runs) progress("probe fits", 0, total_runs);  // the clock starts
   for (ProbeTask task : tasks) {
     for (const ProbeLayer* layer : layers) {
       report.results.push_back(run_mlp_probe(task, ds, *layer, emb, options, [&] {
         ++done;
-        if (progress && show_progress) progress("probes", done, total_runs);
+        if (show_progress) progress("probe fits", done, total_runs);
       }));
     }
   }
   if (want.svm) {
-    for (const ProbeLayer* layer : layers)
+    for (const ProbeLayer* layer : layers) {
       report.svm.push_back(svm_separability(*layer, emb, options));
+      if (show_progress) progress("svm", report.svm.size(), layers.size());
+    }
   }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return report;

@@ -82,6 +82,11 @@ int run(const WinogavilFlags& f) {
       so2.select = f.supervised_epoch == "best"   ? EpochSelection::Best
                    : f.supervised_epoch == "last" ? EpochSelection::Last
                                                   : EpochSelection::First;
+      if (!f.model.quiet_progress) {
+        so2.on_run = [bar = progress_bar()](std::size_t done, std::size_t total) {
+          bar("supervised runs", done, total);
+        };
+      }
       SupervisedResult sup =
           run_supervised(ds, solved.prompt_embeds, solved.candidate_embeds, predictions, so2);
       supervised_md = markdown_supervised(sup, so2.seeds.size());

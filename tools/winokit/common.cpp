@@ -1,6 +1,8 @@
 #include "common.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -349,22 +351,78 @@ struct ProgressState {
   std::string stage;
   std::chrono::steady_clock::time_point start, last_draw;
   std::size_t done_at_start = 0;
+  bool logged = false;  // a log line was written for this stage
 };
+
+// Seconds between two log lines when stderr is not a terminal: $WINOKIT_PROGRESS_SECONDS, or 5.
+double log_interval() {
+  constexpr double kDefaultSeconds = 5.0;
+  const char* env = std::getenv("WINOKIT_PROGRESS_SECONDS");
+  if (!env || !*env) return kDefaultSeconds;
+  char* end = nullptr;
+  const double v = std::strtod(env, &end);
+  return end && *end == '\0' && v >= 0 && std::isfinite(v) ? v : kDefaultSeconds;
+}
+
+// The rate and ETA (or the elapsed time when the stage is done) of a stage's own work: items
+// done since the stage's first report, over the time since then.
+std::string rate_text(const ProgressState& st, std::size_t done, std::size_t total, double secs) {
+  const bool finished = done >= total;
+  const std::size_t timed = done - std::min(done, st.done_at_start);
+  constexpr double kMinSeconds = 0.05;  // below this a rate is noise (a cache hit, one batch)
+  if (timed > 0 && secs >= kMinSeconds) {
+    const double rate = static_cast<double>(timed) / secs;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, rate >= 10 ? "%.0f/s" : "%.2g/s", rate);
+    return std::string(buf) +
+           (finished ? ", " + duration_text(secs) + " elapsed"
+                     : ", ETA " + duration_text(static_cast<double>(total - done) / rate));
+  }
+  return finished ? "done" : "";
+}
+
+void begin_stage(ProgressState& st, const std::string& stage, std::size_t done,
+                 std::chrono::steady_clock::time_point now) {
+  // The rate counts only the work timed here: items already done (from the cache, or before the
+  // first report) are not divided by a near-zero time.
+  st.stage = stage;
+  st.start = now;
+  st.last_draw = now;
+  st.done_at_start = done;
+  st.logged = false;
+}
 
 }  // namespace
 
 std::function<void(const std::string&, std::size_t, std::size_t)> progress_bar() {
-  if (!::isatty(STDERR_FILENO)) return {};
   auto st = std::make_shared<ProgressState>();
+  if (!::isatty(STDERR_FILENO)) {
+    // Logs: one line every few seconds, and a closing line for a stage that wrote any, so a
+    // short run stays silent and a long one shows it is alive, how far it is and when it ends.
+    const double every = log_interval();
+    return [st, every](const std::string& stage, std::size_t done, std::size_t total) {
+      const auto now = std::chrono::steady_clock::now();
+      if (stage != st->stage) begin_stage(*st, stage, done, now);
+      const bool finished = done >= total;
+      const double since = std::chrono::duration<double>(now - st->last_draw).count();
+      if (finished ? !st->logged && since < every : since < every) return;
+      st->last_draw = now;
+      st->logged = true;
+      const double secs = std::chrono::duration<double>(now - st->start).count();
+      const double pct =
+          total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0;
+      const std::string rate = rate_text(*st, done, total, secs);
+      std::fprintf(stderr, "winokit: %s %zu/%zu (%.0f%%)%s%s\n", stage.c_str(), done, total, pct,
+                   rate.empty() ? "" : ", ", rate.c_str());
+      std::fflush(stderr);
+      if (finished) st->stage.clear();
+    };
+  }
   return [st](const std::string& stage, std::size_t done, std::size_t total) {
     const auto now = std::chrono::steady_clock::now();
     if (stage != st->stage) {
-      // The rate counts only the work timed here: items already done (from the cache, or
-      // before the first report) are not divided by a near-zero time.
-      st->stage = stage;
-      st->start = now;
+      begin_stage(*st, stage, done, now);
       st->last_draw = now - std::chrono::seconds(1);
-      st->done_at_start = done;
     }
     const bool finished = done >= total;
     if (!finished && now - st->last_draw < std::chrono::milliseconds(100)) return;
@@ -373,25 +431,21 @@ std::function<void(const std::string&, std::size_t, std::size_t)> progress_bar()
     const double frac = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
     const double secs = std::chrono::duration<double>(now - st->start).count();
     const int filled = static_cast<int>(frac * kWidth);
-    const std::size_t timed = done - std::min(done, st->done_at_start);
-    std::string tail;
-    if (timed > 0 && secs >= 0.05) {
-      const double rate = static_cast<double>(timed) / secs;
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.1f/s", rate);
-      tail = buf;
-      tail += finished ? "  " + duration_text(secs) + " elapsed"
-                       : "  ETA " + duration_text(static_cast<double>(total - done) / rate);
-    } else if (finished) {
-      tail = "done";
-    }
     std::fprintf(stderr, "\r%-8s [%s%s] %zu/%zu  %s\x1b[K", stage.c_str(),
                  std::string(static_cast<std::size_t>(filled), '=').c_str(),
                  std::string(static_cast<std::size_t>(kWidth - filled), ' ').c_str(), done, total,
-                 tail.c_str());
-    if (finished) std::fprintf(stderr, "\n");
+                 rate_text(*st, done, total, secs).c_str());
+    if (finished) {
+      std::fprintf(stderr, "\n");
+      st->stage.clear();
+    }
     std::fflush(stderr);
   };
+}
+
+void progress_note(const std::string& line) {
+  std::fprintf(stderr, "winokit: %s\n", line.c_str());
+  std::fflush(stderr);
 }
 
 std::string model_name(const std::string& dir) {

@@ -129,10 +129,16 @@ struct ModelFlags {
   ClipRunOptions options() const;
 };
 
-// A one-line progress bar on stderr, drawn only when stderr is a terminal: done/total, the rate
-// over this stage's own work (items done since the stage's first report, over the time since
-// then), the ETA, and the elapsed time when the stage ends. Redrawn at most 10 times a second.
+// Progress of a long stage on stderr. On a terminal, a one-line bar: done/total, the rate over
+// this stage's own work (items done since the stage's first report, over the time since then),
+// the ETA, and the elapsed time when the stage ends; redrawn at most 10 times a second. When
+// stderr is not a terminal (logs, CI), one line "winokit: STAGE done/total (pct), rate, ETA"
+// every 5 seconds ($WINOKIT_PROGRESS_SECONDS overrides; 0: every report) and a closing line for
+// a stage that wrote any: a run shorter than the interval stays silent.
 std::function<void(const std::string&, std::size_t, std::size_t)> progress_bar();
+
+// One status line on stderr ("winokit: LINE"), for a step that has no count (loading a model).
+void progress_note(const std::string& line);
 
 // The short name of a checkpoint folder ("clip-vit-base-patch32").
 std::string model_name(const std::string& dir);

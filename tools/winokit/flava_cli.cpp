@@ -36,7 +36,19 @@ FlavaRuntime load_flava(const ModelFlags& flags, const std::string& head) {
   FlavaRunOptions o;
   o.batch_size = flags.batch_size;
   if (!flags.quiet_progress) o.on_progress = progress_bar();
-  return FlavaRuntime::load(flags.model, h, std::move(o));
+  // Start-up (reading and packing the weights, the tokenizer) takes seconds on a real
+  // checkpoint: say so, and how long it took, rather than sit silent.
+  const bool tell = !flags.quiet_progress;
+  if (tell) progress_note("loading the FLAVA checkpoint " + flags.model + " ...");
+  const auto start = std::chrono::steady_clock::now();
+  FlavaRuntime rt = FlavaRuntime::load(flags.model, h, std::move(o));
+  if (tell) {
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.1f",
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    progress_note("FLAVA loaded in " + std::string(secs) + " s");
+  }
+  return rt;
 }
 
 int run_flava_score(const ModelFlags& flags, const std::string& image,

@@ -10,6 +10,7 @@ namespace winokit::cli {
 struct LmRequest {
   std::string model, tokenizer, cache_dir;
   bool bos = false, no_cache = false;
+  bool quiet_progress = false;  // no progress on stderr
   int threads = 0;
 };
 

@@ -22,6 +22,7 @@
 #include "winokit/report/csv_report.hpp"
 #include "winokit/report/example_browser.hpp"
 #include "winokit/report/format.hpp"
+#include "winokit/report/heatmap_report.hpp"
 #include "winokit/report/html_report.hpp"
 #include "winokit/report/json_report.hpp"
 #include "winokit/report/markdown.hpp"
@@ -51,7 +52,19 @@ ViltRuntime load_vilt(const ModelFlags& flags) {
   ViltRunOptions o;
   o.batch_size = flags.batch_size;
   if (!flags.quiet_progress) o.on_progress = progress_bar();
-  return ViltRuntime::load(flags.model, std::move(o));
+  // Start-up (reading and packing the weights, the tokenizer) takes seconds on a real
+  // checkpoint: say so, and how long it took, rather than sit silent.
+  const bool tell = !flags.quiet_progress;
+  if (tell) progress_note("loading the ViLT checkpoint " + flags.model + " ...");
+  const auto start = std::chrono::steady_clock::now();
+  ViltRuntime rt = ViltRuntime::load(flags.model, std::move(o));
+  if (tell) {
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.1f",
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    progress_note("ViLT loaded in " + std::string(secs) + " s");
+  }
+  return rt;
 }
 
 int run_vilt_score(const ModelFlags& flags, const std::string& image,
@@ -283,49 +296,42 @@ int run_vilt_heatmap(const ModelFlags& flags, const WinogroundDataset& ds,
   ViltRuntime rt = load_vilt(flags);
   const ViltConfig& c = rt.model->config();
   ImageStore store = ImageStore::open(ds.root, ds.images);
-  std::ostringstream html;
-  html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Word-patch "
-          "alignment</title><style>body{font-family:system-ui,sans-serif;margin:2rem}"
-          "figure{display:inline-block;margin:.3rem;text-align:center}img{width:192px;"
-          "image-rendering:pixelated}</style></head><body>"
-       << "<h1>ViLT word-patch alignment: " << html_escape(model_name(flags.model))
-       << "</h1><p>Each map: the optimal-transport plan (IPOT, beta 0.1, 1000 iterations, as "
-          "ViLT's demo) between the caption's tokens and the image patches, on cosine "
-          "distances of the final states; shown as the demo does (standardised, clipped to "
-          "[1, 3], scaled to [0, 1]; red = aligned).</p>";
+  HeatmapReport report{model_name(flags.model), {}, rt.describe()};
+  report.title = "ViLT word-patch alignment";
+  report.method =
+      "Each map: the optimal-transport plan (IPOT, beta 0.1, 1000 iterations, as ViLT's demo) "
+      "between the caption's tokens and the image patches, on cosine distances of the final "
+      "states; scaled as the demo does (standardised, clipped to [1, 3], scaled to [0, 1]).";
+  report.scale_low = "not aligned";
+  report.scale_high = "most aligned";
   OutputSet out;
   std::size_t written = 0;
   for (std::size_t e : chosen) {
     const WinogroundExample& ex = ds.examples[e];
-    html << "<h2>Example " << html_escape(ex.id) << "</h2>";
+    HeatmapExample& shown = report.examples.emplace_back(HeatmapExample{ex.id, {}});
     for (std::size_t k = 0; k < 2; ++k) {
       const ImageBytes bytes = store.read(ex.images[k]);
       for (std::size_t q = 0; q < 2; ++q) {
         const ViltAlignment a = vilt_word_patch_alignment(rt, bytes, ex.captions[q]);
-        char score[64];
-        std::snprintf(score, sizeof score, "%.4f", a.score);
-        html << "<h3>image " << k << " with caption " << q << ": " << html_escape(ex.captions[q])
-             << " (score " << score << ")</h3>";
+        HeatmapPanel& panel = shown.panels.emplace_back(
+            HeatmapPanel{static_cast<int>(k), static_cast<int>(q), ex.captions[q], {}, {}});
+        panel.note = "score " + fixed(a.score, 4);
         for (std::size_t t = 0; t < a.tokens.size(); ++t) {
-          const std::string png = render_vilt_heatmap_png(
-              a.image, c, vilt_display_map(a.transport[t]), a.grid_h, a.grid_w);
+          std::string png = render_vilt_heatmap_png(a.image, c, vilt_display_map(a.transport[t]),
+                                                    a.grid_h, a.grid_w);
           if (!out_dir.empty()) {
             out.add_in(out_dir,
-                       "ex" + safe_file_name(ex.id) + "_i" + std::to_string(k) + "_c" +
-                           std::to_string(q) + "_t" + std::to_string(t) + ".png",
+                       heatmap_file_name(safe_file_name(ex.id), static_cast<int>(k),
+                                         static_cast<int>(q), t, a.tokens[t]),
                        png);
           }
-          html << "<figure><img alt=\"" << html_escape(a.tokens[t])
-               << "\" src=\"data:image/png;base64," << base64(png) << "\"><figcaption>"
-               << html_escape(a.tokens[t]) << "</figcaption></figure>";
+          if (!html_path.empty()) panel.maps.emplace_back(a.tokens[t], std::move(png));
           ++written;
         }
       }
     }
   }
-  html << "<h2>Provenance</h2><pre>" << html_escape(rt.describe().dump(2))
-       << "</pre></body></html>\n";
-  if (!html_path.empty()) out.add(html_path, html.str());
+  if (!html_path.empty()) out.add(html_path, heatmap_html(report));
   out.commit();
   std::cout << "rendered " << written << " word-patch alignment maps for " << chosen.size()
             << " example(s)" << (html_path.empty() ? "" : " into " + html_path) << "\n";

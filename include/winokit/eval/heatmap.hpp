@@ -6,6 +6,8 @@
 //   std::string png = winokit::render_heatmap_png(maps.pixels, cfg, maps.similarity(0, t), grid);
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -27,7 +29,16 @@ struct WordPatchMaps {
 WordPatchMaps word_patch_maps(const ClipRuntime& rt, const ImageBytes& image,
                               const std::vector<std::string>& captions);
 
-// The image with the map overlaid (min-max scaled, red), as a PNG.
+// The colour map of every word-patch map: viridis (dark violet for the map's lowest value, blue,
+// green, yellow for its highest), perceptually ordered and readable by most colour-blind readers.
+// `heat` in [0, 1]; returns 8-bit RGB.
+std::array<std::uint8_t, 3> heat_colour(float heat);
+
+// One pixel of a map: the image in grey (so that a red or yellow image cannot hide the map),
+// blended with heat_colour(heat). `rgb` in [0, 1].
+std::array<std::uint8_t, 3> heat_pixel(const std::array<float, 3>& rgb, float heat);
+
+// The image with the map overlaid (min-max scaled, heat_pixel), as a PNG.
 std::string render_heatmap_png(const std::vector<float>& pixels, const PreprocessConfig& cfg,
                                const std::vector<float>& map, int grid, int side);
 

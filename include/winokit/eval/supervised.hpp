@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -71,6 +72,8 @@ struct SupervisedOptions {
   EpochSelection select = EpochSelection::First;  // the official --load_epoch 0
   double test_share = 0.1;                        // of a group's instances; validation the same
   std::vector<std::uint64_t> seeds = {0, 1, 2, 3, 4};
+  // Called after each (group, seed) run with the runs done and the total: progress.
+  std::function<void(std::size_t, std::size_t)> on_run;
 };
 
 struct SupervisedRun {

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -58,6 +59,8 @@ struct SequenceScore {
 
 struct Gpt2Options {
   int batch_tokens = 4096;  // tokens per forward batch (memory bound); results do not depend on it
+  // Called after each forward batch with the sequences scored so far and the total.
+  std::function<void(std::size_t, std::size_t)> on_progress;
 };
 
 class Gpt2Model {

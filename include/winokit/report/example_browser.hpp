@@ -40,10 +40,15 @@ std::vector<std::array<std::string, 2>> example_images(const WinogroundDataset& 
                                                        HtmlImages mode,
                                                        const std::filesystem::path& report_dir,
                                                        int max_side = 160);
-// The per-example section: filters (tag, outcome, model disagreement), sort by margin.
+// The per-example section: per run, the two comparisons of the text score and of the image score
+// with their numbers (a failed one marked); search by caption word or id; filters (tag, outcome
+// of any run, one run right and another wrong) with a message saying what to change when none
+// matches; sort by margin; a click on an image enlarges it (a thumbnail up to 3x; with
+// --html-images link, the image file itself).
 std::string example_browser_html(const ExampleBrowser& browser);
 // The two captions as HTML with the words outside their longest common word subsequence in
-// <mark>: the words that moved or changed.
+// <mark>: the words that moved or changed (of several longest, the one whose words keep their
+// relative place best).
 std::array<std::string, 2> caption_diff_html(const std::string& a, const std::string& b);
 
 }  // namespace winokit

@@ -39,7 +39,7 @@ std::string html_scroll_tables(const std::string& html);
 
 // A self-contained HTML page from the project's own markdown (headings, pipe tables,
 // paragraphs), with the provenance JSON at the end: the HTML output of the analysis commands.
-// `extra_body` (HTML, e.g. charts) goes at the end of the body.
+// `extra_body` (HTML, e.g. charts) goes after the text, before the provenance table.
 std::string markdown_html(const std::string& title, const std::string& markdown,
                           const nlohmann::json& provenance);
 std::string markdown_html(const std::string& title, const std::string& markdown,

@@ -140,6 +140,17 @@ TEST(Report, CaptionDifferencesAreMarked) {
   EXPECT_NE(esc[0].find("&lt;b&gt;"), std::string::npos);
 }
 
+TEST(Report, CaptionDiffMarksTheWordsThatMovedNotTheOnesInPlace) {
+  // Two longest common subsequences ("holding up" and "a person"): the one that keeps its place
+  // wins, so the swapped ends are marked and the shared middle is not.
+  auto d = caption_diff_html("a person holding up books", "books holding up a person");
+  EXPECT_EQ(d[0], "<mark>a</mark> <mark>person</mark> holding up <mark>books</mark>");
+  EXPECT_EQ(d[1], "<mark>books</mark> holding up <mark>a</mark> <mark>person</mark>");
+  auto moved = caption_diff_html("books holding up", "holding up books");
+  EXPECT_EQ(moved[0], "<mark>books</mark> holding up");
+  EXPECT_EQ(moved[1], "holding up <mark>books</mark>");
+}
+
 TEST(Report, ExampleBrowserHasEveryExampleFiltersAndMargins) {
   Fixture f;
   ExampleBrowser eb{&f.ds, {"m1", "m2"}, {f.scores, f.scores}, {}, {}};
@@ -155,9 +166,34 @@ TEST(Report, ExampleBrowserHasEveryExampleFiltersAndMargins) {
   EXPECT_NE(html.find("value=\"0:1:4\">m1 group right, m2 wrong"), std::string::npos);
   EXPECT_NE(html.find("id=\"f-sort\""), std::string::npos);
   // WinogroundExample 0 is right on all three (both) with margin min(0.7, 0.7, 0.8, 0.6) = 0.6.
-  EXPECT_NE(html.find("data-o=\"7,7\" data-ties=\"0,0\" data-margin=\"0.6,0.6\""),
+  EXPECT_NE(html.find("data-o=\"7,7\" data-ties=\"0,0\" data-margin=\"0.6000,0.6000\""),
             std::string::npos);
   EXPECT_NE(html.find("<img src=\"data:image/jpeg;base64,AAAA\""), std::string::npos);
+  EXPECT_NE(html.find("<button type=\"button\" class=\"zoom\""), std::string::npos);
+  EXPECT_NE(html.find("<dialog id=\"zoom\""), std::string::npos);
+  EXPECT_NE(html.find("id=\"f-search\""), std::string::npos);
+  EXPECT_NE(html.find("id=\"f-run\""), std::string::npos);  // the outcome of either run
+  EXPECT_NE(html.find("value=\"1:0:1\">m2 text right, m1 wrong"), std::string::npos);
+  EXPECT_NE(html.find("id=\"ex-empty\""), std::string::npos);
+  EXPECT_NE(html.find("data-id=\"0\" data-text=\""), std::string::npos);
+  // Example 0 (scores 0.9, 0.1, 0.2, 0.8): every comparison holds, with both numbers.
+  EXPECT_NE(html.find("<tr class=\"pass\"><td class=\"m\"><span class=\"ok\" "
+                      "aria-label=\"holds\">&#10003;</span></td><th scope=\"row\">i0</th><td>s(c0, "
+                      "i0) 0.9000</td><td class=\"op\">&gt;</td><td>s(c1, i0) 0.2000</td><td "
+                      "class=\"d\">+0.7000</td></tr>"),
+            std::string::npos);
+  // Example 40 is text right, image wrong (0.5, 0.6, 0.4, 0.9): caption 0 prefers image 1.
+  const auto ex40 = html.find("id=\"ex-40\"");
+  ASSERT_NE(ex40, std::string::npos);
+  const std::string item = html.substr(ex40, html.find("</li>", ex40) - ex40);
+  EXPECT_NE(item.find("Text score <span class=\"ok\">&#10003; right</span>"), std::string::npos);
+  EXPECT_NE(item.find("Image score <span class=\"bad\">&#10007; wrong</span>"), std::string::npos);
+  EXPECT_NE(item.find("<tr class=\"fail\"><td class=\"m\"><span class=\"bad\" "
+                      "aria-label=\"fails\">&#10007;</span></td><th scope=\"row\">c0</th><td>s(c0, "
+                      "i0) 0.5000</td><td class=\"op\">&lt;</td><td>s(c0, i1) 0.6000</td><td "
+                      "class=\"d\">&minus;0.1000</td></tr>"),
+            std::string::npos)
+      << item;
   EXPECT_EQ(html.find("src=\"http"), std::string::npos);
   EXPECT_EQ(parse_html_images("link"), HtmlImages::Link);
   EXPECT_THROW(parse_html_images("inline"), UsageError);
@@ -352,9 +388,9 @@ TEST(ProbeReport, TablesJsonAndPlots) {
   EXPECT_EQ(j["pooling"], "cls");
   EXPECT_EQ(j["provenance"]["tool"], "winokit");
   const std::string html = probe_html(r);
-  EXPECT_NE(html.find("<h2>Per-layer plots</h2><svg"), std::string::npos);
+  EXPECT_NE(html.find("<h2>Per-layer plots</h2><div class=\"chart\"><svg"), std::string::npos);
   EXPECT_NE(html.find("SVM separability: share of items separated by layer"), std::string::npos);
-  EXPECT_LT(html.find("Per-layer plots"), html.find("</body>"));
+  EXPECT_LT(html.find("Per-layer plots"), html.find("<h2>Provenance</h2>"));  // plots first
 }
 
 TEST(RetrievalReport, RecallTableAndJson) {
@@ -452,7 +488,47 @@ TEST(HeatmapReport, FiguresPerTokenAndTheModel) {
   EXPECT_NE(html.find("<h2>Example 7</h2><h3>image 1 with caption 0: a &amp; b</h3>"),
             std::string::npos);
   EXPECT_NE(html.find("src=\"data:image/png;base64," + base64("PNG") + "\""), std::string::npos);
-  EXPECT_NE(html.find("&quot;kind&quot;: &quot;clip&quot;"), std::string::npos);
+  EXPECT_NE(html.find("<td>kind</td><td>clip</td>"), std::string::npos);  // provenance table
+  EXPECT_NE(html.find("name=\"viewport\""), std::string::npos);
+  EXPECT_NE(html.find("class=\"heat-scale\""), std::string::npos);
+  EXPECT_NE(html.find("<span>lowest similarity in the map</span><span>highest</span>"),
+            std::string::npos);
+  EXPECT_NE(html.find("stop-color=\"#440154\""), std::string::npos);  // viridis' dark end
+  EXPECT_NE(html.find("stop-color=\"#fde725\""), std::string::npos);  // and its yellow end
+}
+
+TEST(HeatmapReport, FilesAreNamedByWord) {
+  EXPECT_EQ(heatmap_file_name("3", 0, 1, 2, "Dog"), "ex3_i0_c1_t2_dog.png");
+  EXPECT_EQ(heatmap_file_name("12", 1, 0, 0, "##ing"), "ex12_i1_c0_t0_ing.png");
+  EXPECT_EQ(heatmap_file_name("0", 0, 0, 4, "."), "ex0_i0_c0_t4.png");
+  EXPECT_EQ(heatmap_file_name("0", 0, 0, 5, "caf\xc3\xa9/../x"), "ex0_i0_c0_t5_cafx.png");
+}
+
+TEST(Report, NegativeTIntervalBoundIsClippedAndExplained) {
+  // The fixture's group score is 32 / 100 in the first fold and 0 in the other three: mean 8,
+  // and mean - t(3) x SE reaches below 0.
+  Fixture f;
+  const auto& t = f.result.overall.metrics[kGroup].fold_t;
+  ASSERT_TRUE(t);
+  ASSERT_LT(t->ci.low, 0);
+  const std::string html = html_report(f.result, f.ctx);
+  EXPECT_NE(html.find("[0.00, " + percent(t->ci.high) + "]<sup>&dagger;</sup>"), std::string::npos);
+  EXPECT_NE(html.find("Clipped to the possible range 0-100"), std::string::npos);
+  EXPECT_NE(html.find(std::string(kMetricNames[kGroup]) + ": lower bound " + percent(t->ci.low)),
+            std::string::npos);
+}
+
+TEST(Report, GroupChartLeavesRoomForItsLabels) {
+  // A long first label: the left margin grows so that the rotated label starts inside the chart.
+  GroupStats g;
+  g.name = "Adjective-Color";
+  g.n = 12;
+  const std::string svg = svg_group_chart({g, g}, "t");
+  const auto x = svg.find("text-anchor=\"end\" transform=\"rotate(-35 ");
+  ASSERT_NE(x, std::string::npos);
+  const double anchor = std::stod(svg.substr(x + 40));
+  // "Adjective-Color (12)" is 20 characters at up to 7 px, times cos 35.
+  EXPECT_GE(anchor, 20 * 7.0 * 0.82);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "winokit/eval/supervised.hpp"
 #include "winokit/model/clip_model.hpp"
 #include "winokit/model/compute.hpp"
+#include "winokit/report/format.hpp"
 #include "winokit/report/winogavil_report.hpp"
 
 namespace winokit {
@@ -61,6 +62,28 @@ TEST(WinoGAViL, ReportLabelsSolversPrintsPaperReferencesAndTable10) {
   EXPECT_EQ(j["breakdowns"][0]["groups"][0]["paper_chance_percent"], 38);
   EXPECT_EQ(paper_random_chance_percent(12), 17);
   EXPECT_FALSE(paper_random_chance_percent(7));
+}
+
+TEST(WinoGAViL, HtmlHeadlineNamesTheGamesSolversAndBarsCarryAxisAndValues) {
+  auto a = load_winogavil(kAssets +
+                          "test_sets_with_zero_shot_predictions/game_5_6_with_predictions.csv");
+  auto r = evaluate_associations(a, predictions_from_column(a, "clip_vit_32_predictions"), {});
+  ASSERT_TRUE(r.overall.human);
+  const std::string html = html_associations(r, "clip", nlohmann::json::object());
+  const auto start = html.find("class=\"headline\"");
+  ASSERT_NE(start, std::string::npos);
+  const std::string headline = html.substr(start, html.find("</div>", start) - start);
+  EXPECT_EQ(headline.find("humans"), std::string::npos) << headline;
+  EXPECT_NE(headline.find("the game's own solvers (in the file, kept at >= 80 by selection, not "
+                          "human performance) " +
+                          percent(*r.overall.human, 1)),
+            std::string::npos)
+      << headline;
+  for (const char* tick : {">0</text>", ">25</text>", ">50</text>", ">75</text>", ">100</text>"})
+    EXPECT_NE(html.find(tick), std::string::npos) << tick;
+  EXPECT_NE(html.find("<text class=\"axis-title\""), std::string::npos);
+  EXPECT_NE(html.find("font-size=\"11\">" + percent(r.overall.mean, 1) + "</text>"),
+            std::string::npos);  // the overall bar's value, printed
 }
 
 }  // namespace
