@@ -505,9 +505,14 @@ TEST(HeatmapReport, FilesAreNamedByWord) {
 }
 
 TEST(Report, NegativeTIntervalBoundIsClippedAndExplained) {
-  // The fixture's group score is 32 / 100 in the first fold and 0 in the other three: mean 8,
-  // and mean - t(3) x SE reaches below 0.
+  // Split in id order, the fixture's group score is 32 / 100 in the first fold and 0 in the
+  // other three: mean 8, and mean - t(3) x SE reaches below 0.
   Fixture f;
+  EvalOptions opt;
+  opt.bootstrap_resamples = 1000;
+  opt.fold_split = FoldSplit::IdOrder;
+  f.result = evaluate(f.ds, f.scores, {}, opt);
+  f.ctx = make_context(f.ds, "CLIP (ViT-B/32)", {{"kind", "test"}}, {}, opt);
   const auto& t = f.result.overall.metrics[kGroup].fold_t;
   ASSERT_TRUE(t);
   ASSERT_LT(t->ci.low, 0);
