@@ -55,30 +55,28 @@ std::vector<int> FlavaRuntime::encode(const std::string& caption) const {
 
 nlohmann::json FlavaRuntime::describe() const {
   const FlavaConfig& c = model->config();
-  return {
-      {"kind", "flava"},
-      {"model", source},
-      {"layout", model->layout()},
-      {"weights_sha256", model->weights_id()},
-      {"config", c.to_json()},
-      {"head", to_string(head)},
-      {"head_choice", head_reason},
-      {"score", head == FlavaHead::Itm
-                    ? "ITM head (itm_head on the multimodal encoder's [CLS]): softmax "
-                      "probability of match"
-                    : "contrastive: exp(logit_scale) * cosine of the projected [CLS] "
-                      "embeddings (FlavaForPreTraining's contrastive_logits_per_image)"},
-      {"logit_scale", model->logit_scale()},
-      {"tokenizer",
-       {{"kind", "BERT WordPiece"},
-        {"vocab_sha256", tokenizer->vocab_sha256()},
-        {"lower_case", tokenizer->options().lower_case},
-        {"max_length", c.max_text_len}}},
-      {"precision", "float32"},
-      {"compute",
-       {{"kernels", kernel_version()}, {"kernel_isa", kernel_isa()}, {"cpu", cpu_description()}}},
-      {"threads", compute_threads()},
-      {"batch_size", options.batch_size}};
+  return {{"kind", "flava"},
+          {"model", source},
+          {"layout", model->layout()},
+          {"weights_sha256", model->weights_id()},
+          {"config", c.to_json()},
+          {"head", to_string(head)},
+          {"head_choice", head_reason},
+          {"score", head == FlavaHead::Itm
+                        ? "ITM head (itm_head on the multimodal encoder's [CLS]): softmax "
+                          "probability of match"
+                        : "contrastive: exp(logit_scale) * cosine of the projected [CLS] "
+                          "embeddings (FlavaForPreTraining's contrastive_logits_per_image)"},
+          {"logit_scale", model->logit_scale()},
+          {"tokenizer",
+           {{"kind", "BERT WordPiece"},
+            {"vocab_sha256", tokenizer->vocab_sha256()},
+            {"lower_case", tokenizer->options().lower_case},
+            {"max_length", c.max_text_len}}},
+          {"precision", "float32"},
+          {"compute", compute_record()},
+          {"threads", compute_threads()},
+          {"batch_size", options.batch_size}};
 }
 
 std::vector<double> flava_score_pairs(

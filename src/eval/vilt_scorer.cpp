@@ -63,8 +63,7 @@ nlohmann::json ViltRuntime::describe() const {
         {"lower_case", tokenizer->options().lower_case},
         {"max_length", c.max_text_len}}},
       {"precision", "float32"},
-      {"compute",
-       {{"kernels", kernel_version()}, {"kernel_isa", kernel_isa()}, {"cpu", cpu_description()}}},
+      {"compute", compute_record()},
       {"threads", compute_threads()},
       {"batch_size", options.batch_size}};
   if (c.max_image_length > 0) {

@@ -99,11 +99,7 @@ nlohmann::json ClipRuntime::describe() const {
           {"activation", c.vision.act == Activation::QuickGelu ? "quick_gelu" : "gelu"},
           {"preprocess", preprocess().to_json()},
           {"precision", "float32"},
-          {"compute",
-           {{"kernels", kernel_version()},
-            {"kernel_isa", kernel_isa()},
-            {"signature", model->compute_signature()},
-            {"cpu", cpu_description()}}},
+          {"compute", compute_record()},
           {"threads", compute_threads()},
           {"batch_size", options.batch_size}};
 }

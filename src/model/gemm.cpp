@@ -47,6 +47,10 @@ std::string cpu_description() {
   return name + " (" + (avx512 ? "avx512" : avx2 ? "avx2, no avx512" : "no avx2") + ")";
 }
 
+nlohmann::json compute_record() {
+  return {{"kernels", kernel_version()}, {"kernel_isa", kernel_isa()}, {"cpu", cpu_description()}};
+}
+
 double gemm_gflops(int m, int n, int k, int runs) {
   std::vector<float> w(static_cast<std::size_t>(n) * k, 0.01f);
   std::vector<float> x(static_cast<std::size_t>(m) * k, 0.5f), y(static_cast<std::size_t>(m) * n);

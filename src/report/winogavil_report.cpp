@@ -279,11 +279,10 @@ std::string html_associations(const AssociationResult& r, const std::string& mod
       const std::string label =
           g.name.size() > kMaxLabel ? g.name.substr(0, kMaxLabel - 3) + "..." : g.name;
       b << "<g><title>" << html_escape(g.name) << ": " << pct1(g.mean) << " (N = " << g.n
-        << "), chance " << pct1(g.chance) << "</title><text class=\"label\" x=\""
-        << fixed(kLeft, 1) << "\" y=\"" << fixed(y + 12, 1) << "\" font-size=\"12\">"
-        << html_escape(label) << " (N = " << g.n << ")</text><rect class=\"bar\" x=\""
-        << fixed(kLeft, 1) << "\" y=\"" << fixed(y + 16, 1) << "\" width=\""
-        << fixed(kWidth * g.mean, 1) << "\" height=\"" << kBar
+        << "), chance " << pct1(g.chance) << "</title><text class=\"label\" x=\"" << fixed(kLeft, 1)
+        << "\" y=\"" << fixed(y + 12, 1) << "\" font-size=\"12\">" << html_escape(label)
+        << " (N = " << g.n << ")</text><rect class=\"bar\" x=\"" << fixed(kLeft, 1) << "\" y=\""
+        << fixed(y + 16, 1) << "\" width=\"" << fixed(kWidth * g.mean, 1) << "\" height=\"" << kBar
         << "\"/><line class=\"chance\" x1=\"" << fixed(x_of(g.chance), 1) << "\" x2=\""
         << fixed(x_of(g.chance), 1) << "\" y1=\"" << fixed(y + 14, 1) << "\" y2=\""
         << fixed(y + 16 + kBar + 2, 1) << "\"/><text class=\"value\" x=\""

@@ -257,26 +257,24 @@ int run_bench(const BenchFlags& f) {
   const double text_ms = time_text(false), text_full_ms = time_text(true);
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  nlohmann::json result = {
-      {"bench", "clip-engine"},
-      {"model", rt.source},
-      {"compute",
-       {{"kernels", kernel_version()}, {"kernel_isa", kernel_isa()}, {"cpu", cpu_description()}}},
-      {"threads", compute_threads()},
-      {"batch_size", batch},
-      {"runs", f.runs},
-      {"image_ms_per_image_median", img_ms},
-      {"architecture", c.vision_arch == VisionArch::ResNet ? "resnet" : "vit"},
-      {"image_size", c.image_size},
-      {"image_gflop_per_image", c.vision_gflop()},
-      {"image_gflops", gflops},
-      {"gemm_peak_gflops", peak},
-      {"share_of_gemm_peak", gflops / peak},
-      {"captions", f.captions},
-      {"text_ms_until_longest_eot", text_ms},
-      {"text_ms_all_77_positions", text_full_ms},
-      {"text_speedup", text_full_ms / text_ms},
-      {"peak_rss_mb", static_cast<double>(usage.ru_maxrss) / 1024.0}};
+  nlohmann::json result = {{"bench", "clip-engine"},
+                           {"model", rt.source},
+                           {"compute", compute_record()},
+                           {"threads", compute_threads()},
+                           {"batch_size", batch},
+                           {"runs", f.runs},
+                           {"image_ms_per_image_median", img_ms},
+                           {"architecture", c.vision_arch == VisionArch::ResNet ? "resnet" : "vit"},
+                           {"image_size", c.image_size},
+                           {"image_gflop_per_image", c.vision_gflop()},
+                           {"image_gflops", gflops},
+                           {"gemm_peak_gflops", peak},
+                           {"share_of_gemm_peak", gflops / peak},
+                           {"captions", f.captions},
+                           {"text_ms_until_longest_eot", text_ms},
+                           {"text_ms_all_77_positions", text_full_ms},
+                           {"text_speedup", text_full_ms / text_ms},
+                           {"peak_rss_mb", static_cast<double>(usage.ru_maxrss) / 1024.0}};
   std::cout << result.dump(2) << "\n";
   if (!f.json.empty()) {
     write_file_atomic(f.json, result.dump(2) + "\n");

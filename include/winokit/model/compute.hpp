@@ -6,6 +6,7 @@
 //   double peak = winokit::gemm_gflops(256, 768, 768, 20);
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "winokit/core/layer.hpp"
@@ -31,6 +32,8 @@ std::string kernel_isa();
 // The CPU, as /proc/cpuinfo names it, with its widest vector extension:
 // "AMD EPYC (avx2, no avx512)"; "unknown CPU" where /proc/cpuinfo is unreadable.
 std::string cpu_description();
+// What computed a result, for provenance: {"kernels", "kernel_isa", "cpu"}.
+nlohmann::json compute_record();
 
 // Row-major C[m, n] = op(A) op(B) (+ C when `accumulate`), op(X) = X or its transpose: A is
 // [m, k] ([k, m] when trans_a), B is [k, n] ([n, k] when trans_b), with leading dimensions lda,

@@ -1,8 +1,8 @@
 // ViLT in-process (Hugging Face ViltForImageAndTextRetrieval, or ViltModel with the pretraining
 // ITM head of ViLT's original repository): the BERT tokenizer, ViLT's image processor, the
-// single-stream pre-LN transformer over [text; image] in float32 on winokit's kernels (gemm.hpp), the ranking
-// head (a logit) or the ITM head (the softmax probability of "match"). The pair scorer and the
-// word-patch alignment maps are in vilt_scorer.hpp.
+// single-stream pre-LN transformer over [text; image] in float32 on winokit's kernels (gemm.hpp),
+// the ranking head (a logit) or the ITM head (the softmax probability of "match"). The pair scorer
+// and the word-patch alignment maps are in vilt_scorer.hpp.
 //
 //   winokit::ViltModel m = winokit::ViltModel::load("vilt-b32-finetuned-coco/");
 //   winokit::ViltImage im = winokit::vilt_preprocess(winokit::decode_image(bytes), m.config());
