@@ -22,6 +22,7 @@
 #include "winokit/model/clip_model.hpp"
 #include "winokit/model/embedding_cache.hpp"
 #include "winokit/model/tokenizer.hpp"
+#include "winokit/model/vl_model.hpp"
 
 #include "winokit/core/layer.hpp"
 WINOKIT_LAYER(model);
@@ -54,25 +55,6 @@ struct ClipRuntime {
                             std::shared_ptr<ClipTokenizer> tokenizer, ClipRunOptions options);
   PreprocessConfig preprocess() const;
   nlohmann::json describe() const;
-};
-
-struct ImageRequest {
-  std::string name;
-  std::function<ImageBytes()> read;
-  // Optional: the plain file read() reads (none for a zip member). With it, the image's cache
-  // key comes from the file's SHA-256 remembered in the cache folder (remembered_sha256_file),
-  // and a fully cached run does not read the image at all.
-  std::function<std::optional<std::filesystem::path>()> file;
-};
-
-// A request that reads an image file (named `name`, or its path when empty), with `file` set.
-ImageRequest image_file_request(const std::string& path, std::string name = {});
-
-struct EmbedStats {
-  std::size_t images_computed = 0, images_cached = 0, texts_computed = 0, texts_cached = 0;
-  std::size_t cache_corrupt = 0;
-  double image_seconds = 0, text_seconds = 0;
-  std::string cache_warning;
 };
 
 // [n, embed_dim] embeddings, in request order. `full`, when given, receives the states that

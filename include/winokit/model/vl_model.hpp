@@ -1,0 +1,169 @@
+// One interface for every vision-language model, chosen from a registry by what the checkpoint
+// says it is. Every command, benchmark and the game's rival use only this: a model is described
+// (family, name, heads, what it can do), scores (caption, image) pairs, and a dual encoder also
+// hands out its embeddings (where the embedding cache, read-ahead and batching live). A model
+// that cannot do what a command needs is refused by require(), with one message naming what it
+// can do.
+//
+//   std::unique_ptr<winokit::VlModel> m = winokit::open_model("blip-itm-base-coco/", {});
+//   std::vector<winokit::ImageRequest> images = {winokit::image_file_request("dog.jpg")};
+//   std::vector<double> s = m->score_pairs(images, {"a dog", "a cat"}, {{0, 0}, {1, 0}});
+//   if (const winokit::DualEncoder* d = m->dual_encoder()) {
+//     std::vector<float> e = d->embed_images(images);   // [n, d->embed_dim()]
+//   }
+//
+// Adding a family: its files in model/ (the model, and a builder that returns a VlModel), and
+// one line in model_registry.cpp (CONTRIBUTING, "Add a model architecture").
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "winokit/io/image_store.hpp"
+
+#include "winokit/core/layer.hpp"
+WINOKIT_LAYER(model);
+
+namespace winokit {
+
+// An image to read (lazily). `file`, when set, is the plain file read() reads (none for a zip
+// member): the image's cache key then comes from the file's SHA-256 remembered in the cache
+// folder, and a fully cached run does not read the image at all.
+struct ImageRequest {
+  std::string name;
+  std::function<ImageBytes()> read;
+  std::function<std::optional<std::filesystem::path>()> file;
+};
+// A request that reads an image file (named `name`, or its path when empty), with `file` set.
+ImageRequest image_file_request(const std::string& path, std::string name = {});
+
+// What a run computed and what it found in the cache.
+struct EmbedStats {
+  std::size_t images_computed = 0, images_cached = 0, texts_computed = 0, texts_cached = 0;
+  std::size_t pairs_computed = 0, pairs_cached = 0;
+  std::size_t cache_corrupt = 0;
+  double image_seconds = 0, text_seconds = 0, pair_seconds = 0;
+  std::string cache_warning;
+};
+
+// What a model can do, beyond scoring pairs (which every model does).
+enum class Ability {
+  PairScores,  // s(caption, image) for any pair (every model)
+  Embeddings,  // a dual encoder: image and text embeddings, scores from them (DualEncoder)
+  States,      // per-layer hidden states of its towers (probes)
+  Alignment,   // word-region alignment maps (heatmap)
+};
+std::string to_string(Ability ability);
+
+// Options every family reads (what does not apply to a family is refused by its builder).
+struct ModelOptions {
+  int batch_size = 32;  // images (dual encoders) or pairs (cross-encoders) per forward
+  bool use_cache = true;
+  std::filesystem::path cache_dir;  // empty: default_cache_dir()
+  // Family-specific overrides, refused by families that have no such thing:
+  std::string preprocess;  // CLIP: a preprocessing pipeline name
+  std::string tokenizer;   // CLIP: a tokenizer file or folder
+  std::string head;        // one of heads(); empty: the family's default
+  // Called as work progresses: stage ("images", "captions", "pairs"), done, total.
+  std::function<void(const std::string&, std::size_t, std::size_t)> on_progress;
+};
+
+// (caption index, image index).
+using PairIndex = std::pair<std::size_t, std::size_t>;
+
+// A dual encoder's embeddings (Ability::Embeddings). Embeddings come back in request order, one
+// row of embed_dim() floats each, through the embedding cache.
+class DualEncoder {
+ public:
+  virtual ~DualEncoder() = default;
+  virtual int embed_dim() const = 0;
+  virtual std::vector<float> embed_images(const std::vector<ImageRequest>& images,
+                                          EmbedStats* stats = nullptr) const = 0;
+  virtual std::vector<float> embed_texts(const std::vector<std::string>& texts,
+                                         EmbedStats* stats = nullptr) const = 0;
+  // s(text, image) from two embeddings as embed_* return them, in double (CLIP:
+  // exp(logit_scale) * cosine; SigLIP adds its logit_bias).
+  virtual double score(const float* text, const float* image) const = 0;
+};
+
+class VlModel {
+ public:
+  virtual ~VlModel() = default;
+  // The registry's family ("clip", "vilt", "flava", "siglip", "blip").
+  virtual std::string family() const = 0;
+  // A short name for tables: the checkpoint's stem, with the head when the family has several.
+  virtual std::string name() const = 0;
+  virtual std::vector<Ability> abilities() const = 0;
+  bool can(Ability ability) const;
+  // The selectable heads (FLAVA: itm, contrastive), the one in use, and why it is used.
+  virtual std::vector<std::string> heads() const { return {}; }
+  virtual std::string head() const { return {}; }
+  // Provenance: kind, checkpoint, weights hash, config, tokenizer, preprocessing, head, compute.
+  virtual nlohmann::json describe() const = 0;
+  // s(captions[c], images[i]) for each pair (c, i), with the model's head. Every image is read
+  // and encoded at most once, every caption at most once; with the cache on, a pair (or a dual
+  // encoder's embedding) computed before comes from the cache. Non-finite scores are an error.
+  virtual std::vector<double> score_pairs(const std::vector<ImageRequest>& images,
+                                          const std::vector<std::string>& captions,
+                                          const std::vector<PairIndex>& pairs,
+                                          EmbedStats* stats = nullptr) const = 0;
+  // Ability::Embeddings: the embeddings (nullptr for a cross-encoder).
+  virtual const DualEncoder* dual_encoder() const { return nullptr; }
+};
+
+// Throws UsageError when `model` cannot do `ability`, naming the command that needs it, the
+// model and what it can do: the one refusal every command gives.
+void require(const VlModel& model, Ability ability, const std::string& command);
+
+// ---- the registry ----
+// A family: how to recognise its checkpoints and how to build one.
+struct ModelFamily {
+  std::string name;         // "siglip"
+  std::string description;  // one line for `winokit models`
+  // The checkpoint (a folder or a file) is of this family: a folder's config.json model_type,
+  // an OpenCLIP config, a .pt archive...
+  std::function<bool(const std::filesystem::path&)> recognises;
+  std::function<std::unique_ptr<VlModel>(const std::filesystem::path&, const ModelOptions&)> open;
+};
+const std::vector<ModelFamily>& model_families();
+
+// The family of a checkpoint; UsageError naming the registered families when none recognises it.
+const ModelFamily& find_model_family(const std::filesystem::path& checkpoint);
+// Opens any registered model: the family is picked from the checkpoint.
+std::unique_ptr<VlModel> open_model(const std::filesystem::path& checkpoint,
+                                    const ModelOptions& options);
+
+// A folder's config.json "model_type" (also under "text_config"/"vision_config" parents), or ""
+// when it has none: for the families' recognises().
+std::string checkpoint_model_type(const std::filesystem::path& dir);
+
+// ---- shared by the families' implementations ----
+// The default short name of a checkpoint ("clip-vit-base-patch32" for a folder, "RN50" for
+// RN50.pt).
+std::string checkpoint_name(const std::filesystem::path& checkpoint);
+
+// The cross-encoders' pair cache: s(caption, image) keyed by (the model's signature, its head,
+// the image's SHA-256 and preprocessing, the caption). Misses are handed to `compute` (indices
+// into `pairs`), which returns their scores in that order; they are stored and merged with the
+// hits. The signature must change whenever the weights or the kernels change.
+std::vector<double> cached_pair_scores(
+    const std::vector<ImageRequest>& images, const std::vector<std::string>& captions,
+    const std::vector<PairIndex>& pairs, const ModelOptions& options, const std::string& signature,
+    const std::string& preprocess_json, EmbedStats* stats,
+    const std::function<std::vector<double>(const std::vector<std::size_t>& misses)>& compute);
+
+// Pair scores from a dual encoder: every image and caption embedded once, s from score().
+std::vector<double> dual_encoder_pair_scores(const DualEncoder& encoder,
+                                             const std::vector<ImageRequest>& images,
+                                             const std::vector<std::string>& captions,
+                                             const std::vector<PairIndex>& pairs,
+                                             EmbedStats* stats);
+
+}  // namespace winokit
