@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "model/kernels.hpp"
-#include "winokit/eval/flava_scorer.hpp"
-#include "winokit/eval/vilt_scorer.hpp"
+#include "winokit/model/flava_family.hpp"
+#include "winokit/model/vilt_family.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/safetensors.hpp"
