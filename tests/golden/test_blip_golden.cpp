@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -347,5 +348,204 @@ TEST(BlipDeterminism, PairScoresDoNotDependOnTheBatch) {
     EXPECT_TRUE(
         std::equal(one.begin(), one.end(), batch.begin() + static_cast<std::ptrdiff_t>(c * D)))
         << c;
+  }
+}
+
+// ---- the VlModel face (open_blip) ----
+namespace {
+
+std::vector<ImageRequest> image_requests() {
+  std::vector<ImageRequest> r;
+  for (const auto& n : kImageNames)
+    r.push_back(image_file_request(image_path(n).string(), n));
+  return r;
+}
+
+std::vector<std::string> caption_texts() {
+  std::vector<std::string> t;
+  for (const auto& c : captions())
+    t.push_back(c.text);
+  return t;
+}
+
+// Every (caption, image) pair, image-major as the goldens.
+std::vector<PairIndex> all_pairs() {
+  std::vector<PairIndex> p;
+  for (std::size_t i = 0; i < kImageNames.size(); ++i)
+    for (std::size_t c = 0; c < captions().size(); ++c)
+      p.emplace_back(c, i);
+  return p;
+}
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / name) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+}  // namespace
+
+TEST(BlipVlModel, RecognisesBlipFolders) {
+  EXPECT_TRUE(is_blip_checkpoint(kCheckpoint));
+  EXPECT_FALSE(is_blip_checkpoint(kFixtures));  // no config.json
+  EXPECT_FALSE(is_blip_checkpoint(kCheckpoint / "config.json"));
+}
+
+TEST(BlipVlModel, ItmScoresAreTheReferenceProbabilitiesThenCached) {
+  TempDir cache("winokit_blip_cache_itm");
+  ModelOptions o;
+  o.cache_dir = cache.path;
+  o.batch_size = 4;
+  std::vector<std::size_t> progress;
+  o.on_progress = [&](const std::string& stage, std::size_t done, std::size_t total) {
+    EXPECT_EQ(stage, "pairs");
+    EXPECT_EQ(total, 54u);
+    progress.push_back(done);
+  };
+  const auto m = open_blip(kCheckpoint, o);
+  EXPECT_EQ(m->family(), "blip");
+  EXPECT_EQ(m->head(), "itm");  // the default: the published Winoground BLIP scores use it
+  EXPECT_EQ(m->heads(), (std::vector<std::string>{"itm", "itc"}));
+  EXPECT_EQ(m->name(), "tiny-itm-itm");
+  EXPECT_TRUE(m->can(Ability::PairScores));
+  EXPECT_FALSE(m->can(Ability::Embeddings));
+  EXPECT_EQ(m->dual_encoder(), nullptr);
+  const nlohmann::json d = m->describe();
+  EXPECT_EQ(d["kind"], "blip");
+  EXPECT_EQ(d["head"], "itm");
+  EXPECT_EQ(d["tokenizer"]["special_ids"]["cls"], 3);
+  EXPECT_EQ(d["tokenizer"]["special_ids"]["sep"], 4);
+  EXPECT_EQ(d["config"]["text"]["encoder_hidden_size"], 44);
+  EXPECT_FALSE(d["weights_sha256"].get<std::string>().empty());
+  EXPECT_TRUE(d.contains("compute"));
+
+  const auto images = image_requests();
+  const auto texts = caption_texts();
+  const auto pairs = all_pairs();
+  EmbedStats first;
+  const std::vector<double> s = m->score_pairs(images, texts, pairs, &first);
+  const auto& ep = want("itm/probs");
+  ASSERT_EQ(s.size(), ep.size());
+  double worst = 0;
+  for (std::size_t p = 0; p < s.size(); ++p)
+    worst = std::max(worst, std::abs(s[p] - ep[p]));
+  EXPECT_LE(worst, kOutputTolerance);
+  EXPECT_EQ(first.pairs_computed, 54u);
+  EXPECT_EQ(first.pairs_cached, 0u);
+  EXPECT_EQ(first.images_computed, 6u);  // each image encoded once
+  EXPECT_EQ(first.texts_computed, 9u);   // each caption tokenised once
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back(), 54u);
+  EXPECT_TRUE(std::is_sorted(progress.begin(), progress.end()));
+
+  EmbedStats second;
+  const std::vector<double> again =
+      open_blip(kCheckpoint, o)->score_pairs(images, texts, pairs, &second);
+  EXPECT_EQ(again, s);
+  EXPECT_EQ(second.pairs_cached, 54u);
+  EXPECT_EQ(second.pairs_computed, 0u);
+  EXPECT_EQ(second.images_computed, 0u);
+
+  // The ITC head has its own cache entries: nothing of ITM's is reused for it.
+  ModelOptions itc = o;
+  itc.head = "itc";
+  EmbedStats third;
+  open_blip(kCheckpoint, itc)->score_pairs(images, texts, pairs, &third);
+  EXPECT_EQ(third.pairs_computed, 54u);
+}
+
+TEST(BlipVlModel, ItcScoresAreTheReferenceCosines) {
+  ModelOptions o;
+  o.use_cache = false;
+  o.head = "itc";
+  o.batch_size = 4;
+  const auto m = open_blip(kCheckpoint, o);
+  EXPECT_EQ(m->head(), "itc");
+  EXPECT_EQ(m->name(), "tiny-itm-itc");
+  EXPECT_EQ(m->describe()["head"], "itc");
+  const std::vector<double> s = m->score_pairs(image_requests(), caption_texts(), all_pairs());
+  const auto& ec = want("itc/cosine");
+  ASSERT_EQ(s.size(), ec.size());
+  double worst = 0;
+  for (std::size_t p = 0; p < s.size(); ++p)
+    worst = std::max(worst, std::abs(s[p] - ec[p]));
+  EXPECT_LE(worst, kOutputTolerance);
+}
+
+TEST(BlipVlModel, ScoresDoNotDependOnBatchSizeOrPairOrder) {
+  const auto images = image_requests();
+  const auto texts = caption_texts();
+  const auto pairs = all_pairs();
+  for (const char* head : {"itm", "itc"}) {
+    std::vector<std::vector<double>> runs;
+    for (int batch : {1, 4, 1000}) {
+      ModelOptions o;
+      o.use_cache = false;
+      o.head = head;
+      o.batch_size = batch;
+      runs.push_back(open_blip(kCheckpoint, o)->score_pairs(images, texts, pairs));
+    }
+    EXPECT_EQ(runs[0], runs[1]) << head;
+    EXPECT_EQ(runs[0], runs[2]) << head;
+    // Reversed pairs (caption-major, images interleaved): the same score for each pair.
+    ModelOptions o;
+    o.use_cache = false;
+    o.head = head;
+    o.batch_size = 5;
+    const auto m = open_blip(kCheckpoint, o);
+    std::vector<PairIndex> reversed(pairs.rbegin(), pairs.rend());
+    const auto r = m->score_pairs(images, texts, reversed);
+    for (std::size_t p = 0; p < pairs.size(); ++p)
+      EXPECT_EQ(r[pairs.size() - 1 - p], runs[0][p]) << head << " " << p;
+    // Images prepared once (the game's rival) score the same bits.
+    const auto prepared = m->prepare_images(images);
+    EXPECT_EQ(prepared->score(texts, pairs), runs[0]) << head;
+  }
+}
+
+TEST(BlipVlModel, RefusesWhatItCannotDo) {
+  auto message = [](const std::function<void()>& f) -> std::string {
+    try {
+      f();
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return "no UsageError";
+  };
+  ModelOptions o;
+  o.use_cache = false;
+  o.head = "contrastive";
+  std::string m = message([&] { open_blip(kCheckpoint, o); });
+  EXPECT_NE(m.find("itm"), std::string::npos) << m;
+  EXPECT_NE(m.find("itc"), std::string::npos) << m;
+  o.head.clear();
+  o.preprocess = "openai";
+  m = message([&] { open_blip(kCheckpoint, o); });
+  EXPECT_NE(m.find("--preprocess"), std::string::npos) << m;
+  o.preprocess.clear();
+  o.tokenizer = "vocab.txt";
+  m = message([&] { open_blip(kCheckpoint, o); });
+  EXPECT_NE(m.find("--tokenizer"), std::string::npos) << m;
+  o.tokenizer.clear();
+  // A pair out of range.
+  const auto model = open_blip(kCheckpoint, o);
+  EXPECT_THROW(model->score_pairs(image_requests(), caption_texts(), {{9, 0}}), UsageError);
+  // A folder that says "blip" but lacks a tensor: the error names it.
+  TempDir dir("winokit_blip_open_missing");
+  for (const char* f :
+       {"config.json", "vocab.txt", "tokenizer_config.json", "preprocessor_config.json"})
+    fs::copy_file(kCheckpoint / f, dir.path / f);
+  Tensors t = read_safetensors_f32(kCheckpoint / "model.safetensors");
+  t.erase("vision_proj.weight");
+  write_file_atomic(dir.path / "model.safetensors", encode_safetensors_f32(t));
+  EXPECT_TRUE(is_blip_checkpoint(dir.path));
+  try {
+    open_blip(dir.path, o);
+    ADD_FAILURE() << "opened a BLIP folder without vision_proj.weight";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("vision_proj.weight"), std::string::npos) << e.what();
   }
 }
