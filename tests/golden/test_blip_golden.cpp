@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -205,6 +206,85 @@ TEST(BlipModelLoad, MissingTensorIsAnInputErrorNamingIt) {
   t["text_encoder.embeddings.position_ids"] = {{1, 40}, std::vector<float>(40, 0.0f)};
   write_file_atomic(dir / "model.safetensors", encode_safetensors_f32(t));
   EXPECT_NO_THROW(BlipModel::load(dir));
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// A safetensors file of BF16 tensors (the top 16 bits of each float32: `t` must hold values that
+// BF16 represents exactly).
+std::string encode_bf16(const Tensors& t) {
+  nlohmann::json header = nlohmann::json::object();
+  std::string data;
+  for (const auto& [name, v] : t) {
+    const std::size_t begin = data.size();
+    for (float f : v.second) {
+      std::uint32_t bits = 0;
+      std::memcpy(&bits, &f, sizeof bits);
+      const auto half = static_cast<std::uint16_t>(bits >> 16);
+      data.append(reinterpret_cast<const char*>(&half), sizeof half);
+    }
+    header[name] = {{"dtype", "BF16"}, {"shape", v.first}, {"data_offsets", {begin, data.size()}}};
+  }
+  std::string h = header.dump();
+  h.append((8 - h.size() % 8) % 8, ' ');
+  std::string out(8, '\0');
+  const std::uint64_t n = h.size();
+  std::memcpy(out.data(), &n, sizeof n);
+  return out + h + data;
+}
+
+std::vector<float> itm_of(const BlipModel& m) {
+  const auto px = blip_preprocess(decode_image(image_bytes(kImageNames[0])), m.config());
+  const BlipImageEmbeds e = m.encode_image(px.data());
+  const auto ids = caption_ids();
+  std::vector<const std::vector<int>*> bi;
+  std::vector<const BlipImageEmbeds*> bm;
+  for (const auto& i : ids) {
+    bi.push_back(&i);
+    bm.push_back(&e);
+  }
+  return m.itm_logits(bi, bm);
+}
+
+}  // namespace
+
+TEST(BlipModelLoad, ShardedAndBf16CheckpointsGiveTheSameModel) {
+  const fs::path dir = fs::temp_directory_path() / "winokit_blip_layouts";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(kCheckpoint / "config.json", dir / "config.json");
+  const Tensors all = read_safetensors_f32(kCheckpoint / "model.safetensors");
+  // Two shards and an index (model.safetensors.index.json, as large hub checkpoints).
+  Tensors a, b;
+  nlohmann::json map = nlohmann::json::object();
+  for (const auto& [name, v] : all) {
+    const bool first = name.rfind("vision_model.", 0) == 0;
+    (first ? a : b)[name] = v;
+    map[name] = first ? "model-00001-of-00002.safetensors" : "model-00002-of-00002.safetensors";
+  }
+  write_file_atomic(dir / "model-00001-of-00002.safetensors", encode_safetensors_f32(a));
+  write_file_atomic(dir / "model-00002-of-00002.safetensors", encode_safetensors_f32(b));
+  write_file_atomic(
+      dir / "model.safetensors.index.json",
+      nlohmann::json({{"metadata", nlohmann::json::object()}, {"weight_map", map}}).dump());
+  EXPECT_EQ(itm_of(BlipModel::load(dir)), itm_of(model()));
+  // BF16 weights are widened exactly: the same model as float32 weights of the same values.
+  for (const auto& f : fs::directory_iterator(dir))
+    if (f.path().filename() != "config.json") fs::remove(f.path());
+  Tensors rounded = all;
+  for (auto& [name, v] : rounded) {
+    for (float& x : v.second) {
+      std::uint32_t bits = 0;
+      std::memcpy(&bits, &x, sizeof bits);
+      bits &= 0xffff0000u;
+      std::memcpy(&x, &bits, sizeof bits);
+    }
+  }
+  write_file_atomic(dir / "model.safetensors", encode_bf16(rounded));
+  const std::vector<float> from_bf16 = itm_of(BlipModel::load(dir));
+  write_file_atomic(dir / "model.safetensors", encode_safetensors_f32(rounded));
+  EXPECT_EQ(from_bf16, itm_of(BlipModel::load(dir)));
   fs::remove_all(dir);
 }
 
