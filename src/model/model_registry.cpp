@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "winokit/core/error.hpp"
+#include "winokit/model/blip_model.hpp"
 #include "winokit/model/clip_family.hpp"
 #include "winokit/model/flava_family.hpp"
 #include "winokit/model/vilt_family.hpp"
@@ -17,6 +18,8 @@ const std::vector<ModelFamily>& model_families() {
        {Ability::PairScores, Ability::Alignment}, {}, is_vilt_checkpoint, open_vilt},
       {"flava", "FLAVA (Singh et al., 2022): ITM and contrastive heads",
        {Ability::PairScores}, {"itm", "contrastive"}, is_flava_checkpoint, open_flava},
+      {"blip", "BLIP (Li et al., 2022): image-text matching, ITM and ITC heads",
+       {Ability::PairScores}, {"itm", "itc"}, is_blip_checkpoint, open_blip},
       {"clip", "CLIP (Radford et al., 2021): ViT or ResNet dual encoder (HF, OpenCLIP, .pt)",
        {Ability::PairScores, Ability::Embeddings, Ability::States, Ability::Alignment}, {},
        is_clip_checkpoint, open_clip},
