@@ -34,8 +34,15 @@ const ModelFamily& find_model_family(const std::filesystem::path& checkpoint) {
   for (const ModelFamily& f : model_families())
     names += (names.empty() ? "" : ", ") + f.name;
   const std::string type = checkpoint_model_type(checkpoint);
+  // Language models are read elsewhere: say where rather than only "unknown".
+  const std::string hint =
+      type == "gpt2" ? "a GPT-2 language model gives caption perplexities: pass it as "
+                       "`winokit eval --lm DIR` or to `winokit perplexity --model DIR`"
+                     : "`winokit models` lists the families and the checkpoints each reads";
   throw UsageError(checkpoint.string() + ": config.json says model_type \"" + type +
-                   "\", which no registered model family reads (" + names + ")");
+                       "\", which no registered vision-language model family reads (" + names +
+                       ")",
+                   hint);
 }
 
 std::unique_ptr<VlModel> open_model(const std::filesystem::path& checkpoint,

@@ -149,26 +149,10 @@ class ViltVlModel final : public VlModel {
                                   EmbedStats* stats) const override {
     return cached_pair_scores(images, captions, pairs, options_, signature(), "", stats,
                               [&](const std::vector<std::size_t>& misses) {
-                                // Only the images and captions the missing pairs use are read and
-                                // encoded.
-                                std::map<std::size_t, std::size_t> image_slot, caption_slot;
-                                std::vector<std::function<ImageBytes()>> readers;
-                                std::vector<std::string> texts;
-                                std::vector<PairIndex> todo;
-                                for (std::size_t p : misses) {
-                                  const auto [c, i] = pairs[p];
-                                  auto is = image_slot.emplace(i, readers.size());
-                                  if (is.second) readers.push_back(images[i].read);
-                                  auto cs = caption_slot.emplace(c, texts.size());
-                                  if (cs.second) texts.push_back(captions[c]);
-                                  todo.emplace_back(cs.first->second, is.first->second);
-                                }
-                                if (stats) {
-                                  stats->images_computed += readers.size();
-                                  stats->texts_computed += texts.size();
-                                }
-                                return vilt_score_pairs(rt_, readers, texts, todo);
-                              });
+          // Only the images and captions the missing pairs use are read and encoded.
+          const PairSubset todo = pair_subset(images, captions, pairs, misses, stats);
+          return vilt_score_pairs(rt_, todo.images, todo.captions, todo.pairs);
+        });
   }
   std::unique_ptr<PreparedImages> prepare_images(
       const std::vector<ImageRequest>& images) const override;

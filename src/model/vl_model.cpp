@@ -226,6 +226,27 @@ std::vector<double> cached_pair_scores(
   return out;
 }
 
+PairSubset pair_subset(const std::vector<ImageRequest>& images,
+                       const std::vector<std::string>& captions,
+                       const std::vector<PairIndex>& pairs,
+                       const std::vector<std::size_t>& misses, EmbedStats* stats) {
+  PairSubset out;
+  std::map<std::size_t, std::size_t> image_slot, caption_slot;
+  for (std::size_t p : misses) {
+    const auto [c, i] = pairs[p];
+    const auto is = image_slot.emplace(i, out.images.size());
+    if (is.second) out.images.push_back(images[i].read);
+    const auto cs = caption_slot.emplace(c, out.captions.size());
+    if (cs.second) out.captions.push_back(captions[c]);
+    out.pairs.emplace_back(cs.first->second, is.first->second);
+  }
+  if (stats) {
+    stats->images_computed += out.images.size();
+    stats->texts_computed += out.captions.size();
+  }
+  return out;
+}
+
 std::vector<double> dual_encoder_pair_scores(const DualEncoder& encoder,
                                              const std::vector<ImageRequest>& images,
                                              const std::vector<std::string>& captions,

@@ -84,7 +84,7 @@ for fam in clip vilt flava siglip blip; do
   cell "$fam" "$E" "winogavil --captions" -- "$WINOKIT" winogavil --data wg/inst.csv --model "$M" --captions wg/captions.csv --bootstrap 50 --quiet
   cell "$fam" "$P" "variants eval" -- "$WINOKIT" variants eval --data syn --variants variants.jsonl --model "$M" --quiet
   cell "$fam" "$E" "embed" -- "$WINOKIT" embed --data syn --model "$M" --out "$fam.emb.safetensors"
-  cell "$fam" "$S" "embed --hidden" -- "$WINOKIT" embed --data syn --model "$M" --hidden --out "$fam.hid.safetensors"
+  cell "$fam" "$S" "embed --hidden-states" -- "$WINOKIT" embed --data syn --model "$M" --hidden-states --out "$fam.hid.safetensors"
   cell "$fam" "$S" "probe" -- "$WINOKIT" probe --data syn --model "$M" --quiet
   cell "$fam" "$A" "heatmap" -- "$WINOKIT" heatmap --data syn --model "$M" --examples 0 --out-dir "hm-$fam"
   expect "$fam: models --model" 0 "a $fam model" -- "$WINOKIT" models --model "$M"

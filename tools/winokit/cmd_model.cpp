@@ -42,7 +42,7 @@ int run_embed(const EmbedFlags& f) {
     throw UsageError("nothing to embed: give --data, --images, --captions or --text");
   }
   std::unique_ptr<VlModel> model = f.hidden
-                                      ? f.model.open("embed --hidden", Ability::States)
+                                      ? f.model.open("embed --hidden-states", Ability::States)
                                       : f.model.open("embed", Ability::Embeddings);
   require(*model, Ability::Embeddings, "embed");
   const DualEncoder& enc_model = *model->dual_encoder();

@@ -219,6 +219,19 @@ std::vector<double> cached_pair_scores(
     const std::string& preprocess_json, EmbedStats* stats,
     const std::function<std::vector<double>(const std::vector<std::size_t>& misses)>& compute);
 
+// The images, captions and pairs that `misses` (indices into `pairs`) use, re-indexed: what a
+// cross-encoder's compute step of cached_pair_scores encodes (each image and caption once).
+// `stats` (if given) counts the images and captions.
+struct PairSubset {
+  std::vector<std::function<ImageBytes()>> images;
+  std::vector<std::string> captions;
+  std::vector<PairIndex> pairs;  // into images / captions above, in `misses` order
+};
+PairSubset pair_subset(const std::vector<ImageRequest>& images,
+                       const std::vector<std::string>& captions,
+                       const std::vector<PairIndex>& pairs,
+                       const std::vector<std::size_t>& misses, EmbedStats* stats);
+
 // Pair scores from a dual encoder: every image and caption embedded once, s from score().
 std::vector<double> dual_encoder_pair_scores(const DualEncoder& encoder,
                                              const std::vector<ImageRequest>& images,
