@@ -39,6 +39,13 @@ std::string EmbeddingCache::image_key_from_digest(const std::string& image_sha25
   return sha256_hex("image\n" + weights_id_ + "\n" + preprocess_json + "\n" + image_sha256);
 }
 
+std::string EmbeddingCache::pair_key(const std::string& image_sha256,
+                                     const std::string& preprocess_json,
+                                     const std::string& caption) const {
+  return sha256_hex("pair\n" + weights_id_ + "\n" + preprocess_json + "\n" + image_sha256 + "\n" +
+                    caption);
+}
+
 std::string EmbeddingCache::text_key(const std::string& caption) const {
   return sha256_hex("text\n" + weights_id_ + "\n" + caption);
 }

@@ -17,38 +17,12 @@
 #include "winokit/eval/association_solver.hpp"
 #include "winokit/eval/retrieval.hpp"
 #include "winokit/eval/scorer.hpp"
-#include "winokit/model/vilt_model.hpp"
+#include "winokit/model/vilt_family.hpp"
 
 #include "winokit/core/layer.hpp"
 WINOKIT_LAYER(eval);
 
 namespace winokit {
-
-struct ViltRunOptions {
-  int batch_size = 32;  // pairs per forward
-  // Called as work progresses: stage ("pairs"), done, total.
-  std::function<void(const std::string&, std::size_t, std::size_t)> on_progress;
-};
-
-struct ViltRuntime {
-  std::shared_ptr<ViltModel> model;
-  std::shared_ptr<WordPieceTokenizer> tokenizer;
-  ViltRunOptions options;
-  std::string source;
-
-  static ViltRuntime load(const std::filesystem::path& dir, ViltRunOptions options);
-  static ViltRuntime random(const ViltConfig& config, std::uint64_t seed,
-                            std::shared_ptr<WordPieceTokenizer> tokenizer, ViltRunOptions options);
-  std::vector<int> encode(const std::string& caption) const;
-  nlohmann::json describe() const;
-};
-
-// Scores every (caption, image) pair: images[i] is read, preprocessed and embedded once;
-// pairs[p] = (caption index, image index). Results in pair order.
-std::vector<double> vilt_score_pairs(const ViltRuntime& rt,
-                                     const std::vector<std::function<ImageBytes()>>& images,
-                                     const std::vector<std::string>& captions,
-                                     const std::vector<std::pair<std::size_t, std::size_t>>& pairs);
 
 // s(c, i): the rank logit or P(match); 4 joint forward passes per Winoground example.
 std::unique_ptr<Scorer> make_vilt_scorer(const ViltRuntime& runtime, std::string name);

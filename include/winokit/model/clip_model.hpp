@@ -22,34 +22,12 @@
 #include <vector>
 
 #include "winokit/model/clip_config.hpp"
+#include "winokit/model/vl_model.hpp"
 
 #include "winokit/core/layer.hpp"
 WINOKIT_LAYER(model);
 
 namespace winokit {
-
-struct TowerOutput {
-  int count = 0;
-  std::vector<float> embeds;  // [count, embed_dim], projected, not normalised
-  std::vector<float> hidden;  // [layers + 1, count, width] when requested: class-token (vision)
-                              // or end-of-text (text) state after the embeddings / each block
-  std::vector<float> tokens;  // [count, tokens, embed_dim] when requested: every token's final
-                              // state through the final norm and the projection
-  int token_count = 0;
-  // [layers + 1, count, width] when EncodeOptions::pooled_states: the mean and the max over
-  // tokens of each layer's states (vision: every token, class token included; text: positions
-  // up to and including end-of-text), after the embeddings (ln_pre for vision) and each block.
-  std::vector<float> hidden_mean, hidden_max;
-};
-
-struct EncodeOptions {
-  bool hidden_states = false;
-  bool token_states = false;
-  bool pooled_states = false;
-  // Text only: run all context_length positions instead of stopping at the longest
-  // end-of-text (same results; for benchmarks).
-  bool full_context = false;
-};
 
 class ClipModel {
  public:

@@ -29,6 +29,9 @@ class EmbeddingCache {
   std::string image_key_from_digest(const std::string& image_sha256,
                                     const std::string& preprocess_json) const;
   std::string text_key(const std::string& caption) const;
+  // A cross-encoder's s(caption, image): the image by its SHA-256 and preprocessing.
+  std::string pair_key(const std::string& image_sha256, const std::string& preprocess_json,
+                       const std::string& caption) const;
   // nullopt when absent, of another size, or corrupt.
   std::optional<std::vector<float>> get(const std::string& key, std::size_t dim) const;
   // Best effort: a cache that cannot be written is reported once through `warning()`.

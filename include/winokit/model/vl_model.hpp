@@ -78,20 +78,53 @@ struct ModelOptions {
 // (caption index, image index).
 using PairIndex = std::pair<std::size_t, std::size_t>;
 
+// A tower's output for a batch of inputs, and which per-layer states to keep (Ability::States).
+struct TowerOutput {
+  int count = 0;
+  std::vector<float> embeds;  // [count, embed_dim], projected, not normalised
+  std::vector<float> hidden;  // [layers + 1, count, width] when requested: class-token (vision)
+                              // or end-of-text (text) state after the embeddings / each block
+  std::vector<float> tokens;  // [count, tokens, embed_dim] when requested: every token's final
+                              // state through the final norm and the projection
+  int token_count = 0;
+  // [layers + 1, count, width] when EncodeOptions::pooled_states: the mean and the max over
+  // tokens of each layer's states (vision: every token, class token included; text: positions
+  // up to and including end-of-text), after the embeddings (ln_pre for vision) and each block.
+  std::vector<float> hidden_mean, hidden_max;
+};
+
+struct EncodeOptions {
+  bool hidden_states = false;
+  bool token_states = false;
+  bool pooled_states = false;
+  // Text only: run all context_length positions instead of stopping at the longest
+  // end-of-text (same results; for benchmarks).
+  bool full_context = false;
+};
+
 // A dual encoder's embeddings (Ability::Embeddings). Embeddings come back in request order, one
 // row of embed_dim() floats each, through the embedding cache.
 class DualEncoder {
  public:
   virtual ~DualEncoder() = default;
   virtual int embed_dim() const = 0;
+  // `full`, when given, receives the states `encode` asks for over the whole request (every
+  // input is then computed, none read from the cache): [layers + 1, n, width] whatever the
+  // batching. A family without Ability::States throws UsageError when states are asked for.
   virtual std::vector<float> embed_images(const std::vector<ImageRequest>& images,
-                                          EmbedStats* stats = nullptr) const = 0;
+                                          EmbedStats* stats = nullptr,
+                                          const EncodeOptions& encode = {},
+                                          TowerOutput* full = nullptr) const = 0;
   virtual std::vector<float> embed_texts(const std::vector<std::string>& texts,
-                                         EmbedStats* stats = nullptr) const = 0;
+                                         EmbedStats* stats = nullptr,
+                                         const EncodeOptions& encode = {},
+                                         TowerOutput* full = nullptr) const = 0;
   // s(text, image) from two embeddings as embed_* return them, in double (CLIP:
   // exp(logit_scale) * cosine; SigLIP adds its logit_bias).
   virtual double score(const float* text, const float* image) const = 0;
 };
+
+class PreparedImages;
 
 class VlModel {
  public:
@@ -105,6 +138,11 @@ class VlModel {
   // The selectable heads (FLAVA: itm, contrastive), the one in use, and why it is used.
   virtual std::vector<std::string> heads() const { return {}; }
   virtual std::string head() const { return {}; }
+  // The head whose full caption x image matrix is cheap (a dual encoder's, e.g. FLAVA's
+  // contrastive head): the default candidates for retrieval --rerank. Empty: none.
+  virtual std::string retrieval_head() const { return {}; }
+  // A short label for the score, for table headers ("P(match)", "exp(logit_scale) * cos").
+  virtual std::string score_name() const { return "Score"; }
   // Provenance: kind, checkpoint, weights hash, config, tokenizer, preprocessing, head, compute.
   virtual nlohmann::json describe() const = 0;
   // s(captions[c], images[i]) for each pair (c, i), with the model's head. Every image is read
@@ -116,6 +154,20 @@ class VlModel {
                                           EmbedStats* stats = nullptr) const = 0;
   // Ability::Embeddings: the embeddings (nullptr for a cross-encoder).
   virtual const DualEncoder* dual_encoder() const { return nullptr; }
+  // The images encoded once and kept, for scoring many captions against them later (the game's
+  // rival: a pool of images, a new cue each round). The default keeps the requests and calls
+  // score_pairs; families override it to keep their image encodings in memory.
+  virtual std::unique_ptr<PreparedImages> prepare_images(
+      const std::vector<ImageRequest>& images) const;
+};
+
+class PreparedImages {
+ public:
+  virtual ~PreparedImages() = default;
+  // s(captions[c], image i) for each pair (c, i); i indexes the prepared images. Safe to call
+  // from several threads (calls are serialised).
+  virtual std::vector<double> score(const std::vector<std::string>& captions,
+                                    const std::vector<PairIndex>& pairs) const = 0;
 };
 
 // Throws UsageError when `model` cannot do `ability`, naming the command that needs it, the
@@ -145,8 +197,8 @@ std::unique_ptr<VlModel> open_model(const std::filesystem::path& checkpoint,
 std::string checkpoint_model_type(const std::filesystem::path& dir);
 
 // ---- shared by the families' implementations ----
-// The default short name of a checkpoint ("clip-vit-base-patch32" for a folder, "RN50" for
-// RN50.pt).
+// The default short name of a checkpoint: its folder or file name ("clip-vit-base-patch32",
+// "RN50.pt").
 std::string checkpoint_name(const std::filesystem::path& checkpoint);
 
 // The cross-encoders' pair cache: s(caption, image) keyed by (the model's signature, its head,
@@ -165,5 +217,9 @@ std::vector<double> dual_encoder_pair_scores(const DualEncoder& encoder,
                                              const std::vector<std::string>& captions,
                                              const std::vector<PairIndex>& pairs,
                                              EmbedStats* stats);
+
+// PreparedImages for any dual encoder: the images embedded once, captions embedded per call.
+std::unique_ptr<PreparedImages> prepare_embedded_images(const DualEncoder& encoder,
+                                                        const std::vector<ImageRequest>& images);
 
 }  // namespace winokit

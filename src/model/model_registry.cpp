@@ -1,0 +1,42 @@
+// The registry of model families: one line per family. The first family that recognises a
+// checkpoint opens it; CLIP comes last, as it takes whatever the others do not claim (a folder
+// without model_type, an OpenCLIP folder, an OpenAI .pt archive).
+#include <algorithm>
+
+#include "winokit/core/error.hpp"
+#include "winokit/model/clip_family.hpp"
+#include "winokit/model/flava_family.hpp"
+#include "winokit/model/vilt_family.hpp"
+#include "winokit/model/vl_model.hpp"
+
+namespace winokit {
+
+const std::vector<ModelFamily>& model_families() {
+  static const std::vector<ModelFamily> families = {
+      {"vilt", "ViLT (Kim et al., 2021): single-stream image-text matching, ITM or rank head",
+       is_vilt_checkpoint, open_vilt},
+      {"flava", "FLAVA (Singh et al., 2022): ITM and contrastive heads", is_flava_checkpoint,
+       open_flava},
+      {"clip", "CLIP (Radford et al., 2021): ViT or ResNet dual encoder (HF, OpenCLIP, .pt)",
+       is_clip_checkpoint, open_clip},
+  };
+  return families;
+}
+
+const ModelFamily& find_model_family(const std::filesystem::path& checkpoint) {
+  for (const ModelFamily& f : model_families())
+    if (f.recognises(checkpoint)) return f;
+  std::string names;
+  for (const ModelFamily& f : model_families())
+    names += (names.empty() ? "" : ", ") + f.name;
+  const std::string type = checkpoint_model_type(checkpoint);
+  throw UsageError(checkpoint.string() + ": config.json says model_type \"" + type +
+                   "\", which no registered model family reads (" + names + ")");
+}
+
+std::unique_ptr<VlModel> open_model(const std::filesystem::path& checkpoint,
+                                    const ModelOptions& options) {
+  return find_model_family(checkpoint).open(checkpoint, options);
+}
+
+}  // namespace winokit
