@@ -56,9 +56,11 @@ class SiglipVlModel final : public VlModel, public DualEncoder {
   std::vector<Ability> abilities() const override {
     return {Ability::PairScores, Ability::Embeddings};
   }
+  std::string score_name() const override { return "exp(logit_scale) * cos + logit_bias"; }
   nlohmann::json describe() const override {
     const SiglipConfig& c = model_.config();
     return {{"kind", "siglip"},
+            {"family", "siglip"},
             {"model", checkpoint_.string()},
             {"weights_sha256", model_.weights_id()},
             {"config", c.to_json()},
@@ -80,16 +82,20 @@ class SiglipVlModel final : public VlModel, public DualEncoder {
     return dual_encoder_pair_scores(*this, images, captions, pairs, stats);
   }
   const DualEncoder* dual_encoder() const override { return this; }
+  std::unique_ptr<PreparedImages> prepare_images(
+      const std::vector<ImageRequest>& images) const override {
+    return prepare_embedded_images(*this, images);
+  }
 
   // ---- DualEncoder ----
   int embed_dim() const override { return model_.config().embed_dim(); }
   double score(const float* text, const float* image) const override {
     return model_.score(text, image);
   }
-  std::vector<float> embed_images(const std::vector<ImageRequest>& images,
-                                  EmbedStats* stats) const override;
-  std::vector<float> embed_texts(const std::vector<std::string>& texts,
-                                 EmbedStats* stats) const override;
+  std::vector<float> embed_images(const std::vector<ImageRequest>& images, EmbedStats* stats,
+                                  const EncodeOptions& encode, TowerOutput* full) const override;
+  std::vector<float> embed_texts(const std::vector<std::string>& texts, EmbedStats* stats,
+                                 const EncodeOptions& encode, TowerOutput* full) const override;
 
  private:
   fs::path cache_root() const {
@@ -101,6 +107,12 @@ class SiglipVlModel final : public VlModel, public DualEncoder {
   EmbeddingCache make_cache() const {
     return EmbeddingCache(cache_root(), model_.weights_id() + "\n" + model_.compute_signature() +
                                             "\nsiglip\n" + tokenizer_.to_json().dump());
+  }
+  // SigLIP has no Ability::States: per-layer or per-token states are refused.
+  static void refuse_states(const EncodeOptions& encode, const TowerOutput* full) {
+    if (encode.hidden_states || encode.token_states || encode.pooled_states || full != nullptr) {
+      throw UsageError("SigLIP does not expose its towers' states (no probes or maps for it)");
+    }
   }
   void check_finite(const float* v, const std::string& what) const {
     for (int k = 0; k < embed_dim(); ++k) {
@@ -120,7 +132,9 @@ class SiglipVlModel final : public VlModel, public DualEncoder {
 };
 
 std::vector<float> SiglipVlModel::embed_images(const std::vector<ImageRequest>& requests,
-                                               EmbedStats* stats) const {
+                                               EmbedStats* stats, const EncodeOptions& encode,
+                                               TowerOutput* full) const {
+  refuse_states(encode, full);
   const auto start = std::chrono::steady_clock::now();
   const SiglipConfig& cfg = model_.config();
   const std::size_t dim = static_cast<std::size_t>(embed_dim());
@@ -228,7 +242,9 @@ std::vector<float> SiglipVlModel::embed_images(const std::vector<ImageRequest>& 
 }
 
 std::vector<float> SiglipVlModel::embed_texts(const std::vector<std::string>& captions,
-                                              EmbedStats* stats) const {
+                                              EmbedStats* stats, const EncodeOptions& encode,
+                                              TowerOutput* full) const {
+  refuse_states(encode, full);
   const auto start = std::chrono::steady_clock::now();
   const std::size_t dim = static_cast<std::size_t>(embed_dim());
   const bool cacheable = options_.use_cache;

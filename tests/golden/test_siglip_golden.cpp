@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "winokit/core/error.hpp"
+#include "winokit/core/hash.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/safetensors.hpp"
@@ -369,6 +371,152 @@ TEST(SiglipModel, AMisshapenTensorIsNamedWithBothShapes) {
     EXPECT_NE(msg.find("60"), std::string::npos) << msg;
   }
   fs::remove_all(dir);
+}
+
+// ---- the VlModel adapter (open_siglip) ----
+fs::path fresh_dir(const std::string& stem) {
+  const fs::path dir = fs::temp_directory_path() / (stem + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::vector<ImageRequest> image_requests() {
+  std::vector<ImageRequest> out;
+  for (const auto& n : metadata_list("images")) {
+    const fs::path p = fs::exists(kFixtures / n) ? kFixtures / n : kSharedImages / n;
+    out.push_back(image_file_request(p.string(), n));
+  }
+  return out;
+}
+
+std::vector<PairIndex> every_pair(std::size_t captions, std::size_t images) {
+  std::vector<PairIndex> pairs;
+  for (std::size_t i = 0; i < images; ++i)
+    for (std::size_t c = 0; c < captions; ++c)
+      pairs.emplace_back(c, i);
+  return pairs;
+}
+
+TEST(SiglipAdapter, RecognisesSiglipFoldersOnly) {
+  EXPECT_TRUE(is_siglip_checkpoint(kFixtures / "tiny-a"));
+  EXPECT_TRUE(is_siglip_checkpoint(kFixtures / "tiny-b"));
+  EXPECT_FALSE(
+      is_siglip_checkpoint(fs::path(WINOKIT_SHARED_DIR) / "golden/clip/models/tiny-gelu-hf"));
+  EXPECT_FALSE(is_siglip_checkpoint(kFixtures / "tiny-a" / "config.json"));
+  EXPECT_FALSE(is_siglip_checkpoint(kFixtures / "no-such-folder"));
+}
+
+TEST(SiglipAdapter, ScorePairsAreTheLogitsAndASecondRunIsFullyCached) {
+  const auto captions = metadata_list("captions");
+  const auto images = image_requests();
+  const auto pairs = every_pair(captions.size(), images.size());
+  double worst = 0;
+  for (const auto& f : kBoth) {
+    const fs::path cache = fresh_dir("winokit_siglip_cache_" + f.key);
+    ModelOptions o;
+    o.cache_dir = cache;
+    o.batch_size = 2;  // several batches: read-ahead and batching on the way
+    std::vector<std::string> stages;
+    o.on_progress = [&](const std::string& stage, std::size_t, std::size_t) {
+      stages.push_back(stage);
+    };
+    const auto model = open_siglip(f.dir, o);
+    EXPECT_EQ(model->family(), "siglip");
+    EXPECT_EQ(model->name(), f.dir.filename().string());
+    EXPECT_TRUE(model->can(Ability::PairScores));
+    EXPECT_TRUE(model->can(Ability::Embeddings));
+    EXPECT_FALSE(model->can(Ability::States));
+    ASSERT_NE(model->dual_encoder(), nullptr);
+    EXPECT_EQ(model->dual_encoder()->embed_dim(), f.key == "a" ? 40 : 32);
+    EmbedStats first;
+    const auto s = model->score_pairs(images, captions, pairs, &first);
+    EXPECT_EQ(first.images_computed, 5u);
+    EXPECT_EQ(first.texts_computed, 12u);
+    EXPECT_EQ(first.images_cached + first.texts_cached, 0u);
+    EXPECT_NE(std::find(stages.begin(), stages.end(), "images"), stages.end());
+    EXPECT_NE(std::find(stages.begin(), stages.end(), "captions"), stages.end());
+    const auto& logits = want(f.key + "/logits_per_image");
+    ASSERT_EQ(s.size(), pairs.size());
+    for (std::size_t p = 0; p < pairs.size(); ++p) {
+      const double ref = logits[pairs[p].second * captions.size() + pairs[p].first];
+      EXPECT_NEAR(s[p], ref, kFeatureTolerance) << f.key << " pair " << p;
+      worst = std::max(worst, std::fabs(s[p] - ref));
+    }
+    // A new model on the same cache: nothing is computed, the scores are the same bits.
+    const auto again = open_siglip(f.dir, o);
+    EmbedStats second;
+    const auto s2 = again->score_pairs(images, captions, pairs, &second);
+    EXPECT_EQ(second.images_computed + second.texts_computed, 0u);
+    EXPECT_EQ(second.images_cached, 5u);
+    EXPECT_EQ(second.texts_cached, 12u);
+    EXPECT_EQ(s2, s);
+    // Without the cache, in batches of 32: the same bits again, all computed.
+    ModelOptions plain;
+    plain.use_cache = false;
+    plain.cache_dir = cache;
+    EmbedStats third;
+    EXPECT_EQ(open_siglip(f.dir, plain)->score_pairs(images, captions, pairs, &third), s);
+    EXPECT_EQ(third.images_computed, 5u);
+    EXPECT_EQ(third.texts_cached, 0u);
+    // Provenance.
+    const auto d = model->describe();
+    EXPECT_EQ(d["kind"], "siglip");
+    EXPECT_EQ(d["weights_sha256"], sha256_hex(read_file(f.dir / "model.safetensors")));
+    EXPECT_EQ(d["tokenizer"]["spiece_sha256"], sha256_hex(read_file(f.dir / "spiece.model")));
+    EXPECT_EQ(d["tokenizer"]["attention_mask"], false);
+    EXPECT_NE(d["score"].get<std::string>().find("logit_bias"), std::string::npos);
+    EXPECT_NE(d["score"].get<std::string>().find("sigmoid"), std::string::npos);
+    EXPECT_EQ(d["preprocess"]["resample"], f.key == "a" ? "PIL bicubic" : "PIL bilinear");
+    EXPECT_TRUE(d.contains("compute") && d.contains("threads") && d.contains("config"));
+    fs::remove_all(cache);
+  }
+  std::printf("max adapter logit error %.3g\n", worst);
+}
+
+TEST(SiglipAdapter, TheMaskedCheckpointScoresWithTheMask) {
+  const auto captions = metadata_list("captions");
+  const auto images = image_requests();
+  const auto pairs = every_pair(captions.size(), images.size());
+  const fs::path dir = masked_copy(kBoth[0]);
+  ModelOptions o;
+  o.use_cache = false;
+  const auto model = open_siglip(dir, o);
+  EXPECT_EQ(model->describe()["tokenizer"]["attention_mask"], true);
+  const auto s = model->score_pairs(images, captions, pairs);
+  const auto& logits = want("a/masked/logits_per_image");
+  for (std::size_t p = 0; p < pairs.size(); ++p)
+    EXPECT_NEAR(s[p], logits[pairs[p].second * captions.size() + pairs[p].first],
+                kFeatureTolerance);
+  fs::remove_all(dir);
+}
+
+TEST(SiglipAdapter, RefusesOptionsItHasNoUseFor) {
+  auto message = [](ModelOptions o) {
+    o.use_cache = false;
+    try {
+      open_siglip(kFixtures / "tiny-a", o);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  ModelOptions p;
+  p.preprocess = "hf";
+  EXPECT_NE(message(p).find("--preprocess"), std::string::npos) << message(p);
+  ModelOptions t;
+  t.tokenizer = "vocab.json";
+  EXPECT_NE(message(t).find("--tokenizer"), std::string::npos) << message(t);
+  ModelOptions h;
+  h.head = "itm";
+  EXPECT_NE(message(h).find("--head"), std::string::npos) << message(h);
+  // And states (probes) through the dual encoder.
+  ModelOptions plain;
+  plain.use_cache = false;
+  const auto model = open_siglip(kFixtures / "tiny-a", plain);
+  EncodeOptions states;
+  states.hidden_states = true;
+  EXPECT_THROW(model->dual_encoder()->embed_texts({"a dog"}, nullptr, states), UsageError);
 }
 
 }  // namespace
