@@ -49,6 +49,9 @@ std::u32string utf8_to_u32(std::string_view s) {
       }
       cp = (cp << 6) | (d & 0x3f);
     }
+    // Overlong forms, surrogates and values past U+10FFFF are not characters.
+    constexpr char32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[len] || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) ok = false;
     if (!ok) {
       out.push_back(kReplacement);
       ++i;

@@ -120,6 +120,33 @@ TEST(SiglipTokenizer, EmptyAndPunctuationOnlyAreAllEos) {
   EXPECT_EQ(tok.encode("?!...").ids, std::vector<int>(64, 1));
 }
 
+TEST(SiglipTokenizer, WithoutATokenizerConfigTheClassDefaultsHold) {
+  // SiglipTokenizer's own model_input_names lists attention_mask: only google's
+  // tokenizer_config.json (["input_ids"]) turns the mask off.
+  const fs::path dir =
+      fs::temp_directory_path() / ("winokit_siglip_spiece_only_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(kFixtures / "tiny-a" / "spiece.model", dir / "spiece.model");
+  const SiglipTokenizer tok = SiglipTokenizer::from_directory(dir);
+  EXPECT_TRUE(tok.uses_attention_mask());
+  EXPECT_EQ(tok.max_length(), 64);
+  EXPECT_EQ(tok.eos_id(), 1);
+  EXPECT_EQ(tok.pad_id(), 1);
+  EXPECT_EQ(tok.encode("A MAN bites a dog!").ids, tok.encode("a man bites a dog").ids);
+  fs::remove_all(dir);
+}
+
+TEST(SiglipTokenizer, InvalidUtf8BecomesReplacementCharacters) {
+  const SiglipTokenizer tok = SiglipTokenizer::from_directory(kFixtures / "tiny-a");
+  // A lone continuation byte, an overlong "/", a surrogate, a truncated sequence: each one
+  // U+FFFD (unknown to the vocabulary), never bytes handed on to SentencePiece as they are.
+  const SiglipTokens t = tok.encode("a \x80 \xc0\xaf \xed\xa0\x80 dog \xe2\x82");
+  EXPECT_EQ(t.ids.size(), 64u);
+  EXPECT_EQ(t.ids[0], tok.encode("a").ids[0]);
+  EXPECT_EQ(tok.encode("\xff\xfe").ids, tok.encode("\xef\xbf\xbd\xef\xbf\xbd").ids);
+}
+
 TEST(SiglipPreprocess, PixelValuesWithinOneMillionthForBothFilters) {
   const auto images = metadata_list("images");
   ASSERT_EQ(images.size(), 5u);
