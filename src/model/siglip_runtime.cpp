@@ -2,9 +2,12 @@
 // through the embedding cache (keyed by the weights, the kernels, the tokenizer and the
 // preprocessing), with batching, read-ahead of the next batch's images and progress, as CLIP's
 // runtime (embedding_runtime.cpp).
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <thread>
 
@@ -26,6 +29,29 @@ namespace {
 constexpr const char* kFileHashIndex = "file-hashes";
 constexpr const char* kScoreFormula =
     "exp(logit_scale) * cos(text, image) + logit_bias (a logit; P(match) = sigmoid(score))";
+
+// Refuses a batch whose working memory would not fit, before allocating any of it (as CLIP's
+// runtime does).
+void check_batch_memory(const SiglipConfig& cfg, int batch) {
+  const double tokens = cfg.patches();
+  const double rows = static_cast<double>(batch) * tokens;
+  const double w = cfg.vision.hidden;
+  // Activations: x, normed, qkv, context, the MLP's hidden, the post-LN copy and the head's
+  // keys and values; im2col patches and pixels; float32.
+  const double bytes =
+      4.0 * (rows * (w * 9 + cfg.vision.mlp) + rows * cfg.channels * cfg.patch * cfg.patch +
+             static_cast<double>(batch) * 3.0 * cfg.image_size * cfg.image_size);
+  const double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
+                          static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+  constexpr double kShare = 0.75;  // leave room for the weights and the rest of the system
+  if (physical > 0 && bytes > kShare * physical) {
+    char msg[256];
+    std::snprintf(msg, sizeof msg,
+                  "--batch-size %d needs about %.1f GB of working memory; this machine has %.1f GB",
+                  batch, bytes / 1e9, physical / 1e9);
+    throw UsageError(msg, "lower --batch-size");
+  }
+}
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -160,6 +186,7 @@ std::vector<float> SiglipVlModel::embed_images(const std::vector<ImageRequest>& 
     misses.push_back(i);
   }
   const std::size_t batch = static_cast<std::size_t>(std::max(1, options_.batch_size));
+  if (!misses.empty()) check_batch_memory(cfg, static_cast<int>(batch));
   const std::size_t image_floats =
       3 * static_cast<std::size_t>(cfg.image_size) * static_cast<std::size_t>(cfg.image_size);
   auto read_batch = [&](std::size_t b) {

@@ -74,6 +74,13 @@ double max_abs_diff(const float* got, const float* ref, std::size_t n) {
   return d;
 }
 
+fs::path fresh_dir(const std::string& stem) {
+  const fs::path dir = fs::temp_directory_path() / (stem + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
 struct Fixture {
   std::string key;  // "a" or "b"
   fs::path dir;
@@ -291,6 +298,35 @@ TEST(SiglipModel, BatchInvariantInBits) {
   }
 }
 
+TEST(SiglipModel, ShardedCheckpointGivesTheSameBits) {
+  // model.safetensors.index.json over two shards (text / the rest), as large checkpoints come.
+  const fs::path dir = fresh_dir("winokit_siglip_sharded");
+  const fs::path src = kFixtures / "tiny-a";
+  for (const char* f : {"config.json", "preprocessor_config.json"})
+    fs::copy_file(src / f, dir / f);
+  Tensors text, rest;
+  nlohmann::json map = nlohmann::json::object();
+  for (auto& [name, t] : read_safetensors_f32(src / "model.safetensors")) {
+    const bool is_text = name.rfind("text_model.", 0) == 0;
+    (is_text ? text : rest)[name] = t;
+    map[name] = is_text ? "model-00001-of-00002.safetensors" : "model-00002-of-00002.safetensors";
+  }
+  std::ofstream(dir / "model-00001-of-00002.safetensors", std::ios::binary)
+      << encode_safetensors_f32(text);
+  std::ofstream(dir / "model-00002-of-00002.safetensors", std::ios::binary)
+      << encode_safetensors_f32(rest);
+  std::ofstream(dir / "model.safetensors.index.json") << nlohmann::json{{"weight_map", map}}.dump();
+  const SiglipModel whole = SiglipModel::load(src);
+  const SiglipModel sharded = SiglipModel::load(dir);
+  const auto px = preprocess_all(whole.config(), {"chelsea_odd.jpg"});
+  EXPECT_EQ(whole.encode_images(px.data(), 1), sharded.encode_images(px.data(), 1));
+  const SiglipTokenizer tok = SiglipTokenizer::from_directory(src);
+  EXPECT_EQ(whole.encode_texts({tok.encode("a dog")}, false),
+            sharded.encode_texts({tok.encode("a dog")}, false));
+  EXPECT_EQ(whole.logit_bias(), sharded.logit_bias());
+  fs::remove_all(dir);
+}
+
 TEST(SiglipConfig, UnlistedValuesAreSiglipsDefaultsNotClips) {
   const auto defaults = nlohmann::json::parse(read_file(kFixtures / "siglip_defaults.json"));
   const auto& td = defaults["text_config"];
@@ -401,12 +437,6 @@ TEST(SiglipModel, AMisshapenTensorIsNamedWithBothShapes) {
 }
 
 // ---- the VlModel adapter (open_siglip) ----
-fs::path fresh_dir(const std::string& stem) {
-  const fs::path dir = fs::temp_directory_path() / (stem + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 std::vector<ImageRequest> image_requests() {
   std::vector<ImageRequest> out;
@@ -537,6 +567,13 @@ TEST(SiglipAdapter, RefusesOptionsItHasNoUseFor) {
   ModelOptions h;
   h.head = "itm";
   EXPECT_NE(message(h).find("--head"), std::string::npos) << message(h);
+  // A batch whose working memory cannot fit is refused before anything is allocated.
+  ModelOptions huge;
+  huge.use_cache = false;
+  huge.batch_size = 1 << 30;
+  EXPECT_THROW(
+      open_siglip(kFixtures / "tiny-a", huge)->score_pairs(image_requests(), {"a dog"}, {{0, 0}}),
+      UsageError);
   // And states (probes) through the dual encoder.
   ModelOptions plain;
   plain.use_cache = false;
