@@ -23,7 +23,8 @@
 
 #include "winokit/core/rng.hpp"
 #include "winokit/data/winoground.hpp"
-#include "winokit/eval/clip_scorer.hpp"
+#include "winokit/eval/model_scorer.hpp"
+#include "winokit/model/clip_family.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/model/compute.hpp"
@@ -133,7 +134,8 @@ int main(int argc, char** argv) {
   const double decode_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
       probe;
-  auto scorer = winokit::make_clip_scorer(rt, "bench");
+  const auto model = winokit::wrap_clip_runtime(rt, "bench");
+  auto scorer = winokit::make_model_scorer(*model, "bench");
   t0 = std::chrono::steady_clock::now();
   auto scores = scorer->score(ds);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

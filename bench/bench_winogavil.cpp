@@ -62,11 +62,10 @@ int main(int argc, char** argv) {
            std::to_string(n) + "," + std::to_string(i) + "\n";
   }
   auto ds = winokit::parse_winogavil(csv, "bench.csv");
-  winokit::ClipRunOptions o;
+  winokit::ModelOptions o;
   o.cache_dir = work / ("cache-" + std::to_string(::getpid()));
-  auto rt = winokit::ClipRuntime::random(
-      winokit::vit_b32_config(), 1,
-      std::make_shared<winokit::ClipTokenizer>(winokit::ClipTokenizer::byte_level()), o);
+  const auto model = winokit::random_demo_model(1, o);
+  const winokit::VlModel& rt = *model;
   auto t0 = clk::now();
   auto imgs = winokit::resolve_candidate_images(ds, dir);
   auto cold = winokit::solve_with_images(rt, ds, imgs, {});

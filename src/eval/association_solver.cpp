@@ -97,7 +97,7 @@ std::vector<std::string> select_top_k(const std::vector<std::string>& candidates
 namespace {
 
 // Scores every (prompt, candidate) pair from embeddings and selects the top k.
-SolveResult solve(const ClipRuntime& rt, const AssociationDataset& ds,
+SolveResult solve(const DualEncoder& enc, const AssociationDataset& ds,
                   const std::map<std::string, std::size_t>& candidate_index,
                   const std::vector<float>& candidate_embeds, const AssociationSolveOptions& o,
                   SolveResult result) {
@@ -107,14 +107,13 @@ SolveResult solve(const ClipRuntime& rt, const AssociationDataset& ds,
     const std::string p = cue_prompt(inst.cue, o.prompt_template);
     if (prompt_index.emplace(p, prompts.size()).second) prompts.push_back(p);
   }
-  const auto text = embed_texts(rt, prompts, &result.stats);
-  const int dim = rt.model->config().embed_dim;
-  const double scale = rt.model->logit_scale_exp();
+  const auto text = enc.embed_texts(prompts, &result.stats);
+  const int dim = enc.embed_dim();
   for (const auto& inst : ds.instances) {
     const float* t = &text[prompt_index.at(cue_prompt(inst.cue, o.prompt_template)) * dim];
     std::vector<double> s;
     for (const auto& c : inst.candidates) {
-      s.push_back(clip_score(t, &candidate_embeds[candidate_index.at(c) * dim], dim, scale));
+      s.push_back(enc.score(t, &candidate_embeds[candidate_index.at(c) * dim]));
     }
     result.predictions.push_back(select_top_k(inst.candidates, s, inst.k()));
     result.scores.push_back(std::move(s));
@@ -130,7 +129,7 @@ SolveResult solve(const ClipRuntime& rt, const AssociationDataset& ds,
 
 }  // namespace
 
-SolveResult solve_with_images(const ClipRuntime& rt, const AssociationDataset& ds,
+SolveResult solve_with_images(const VlModel& model, const AssociationDataset& ds,
                               const std::map<std::string, fs::path>& images,
                               const AssociationSolveOptions& o) {
   std::vector<ImageRequest> requests;
@@ -140,11 +139,38 @@ SolveResult solve_with_images(const ClipRuntime& rt, const AssociationDataset& d
     requests.push_back(image_file_request(path.string(), name));
   }
   SolveResult r;
-  const auto embeds = embed_images(rt, requests, &r.stats);
-  return solve(rt, ds, index, embeds, o, std::move(r));
+  if (const DualEncoder* enc = model.dual_encoder()) {
+    const auto embeds = enc->embed_images(requests, &r.stats);
+    return solve(*enc, ds, index, embeds, o, std::move(r));
+  }
+  // A cross-encoder: the prompt of each instance scored jointly with each candidate image
+  // (every image read and encoded once); no embeddings to keep.
+  std::vector<std::string> prompts;
+  std::map<std::string, std::size_t> prompt_index;
+  std::vector<PairIndex> pairs;
+  for (const auto& inst : ds.instances) {
+    const std::string p = cue_prompt(inst.cue, o.prompt_template);
+    auto [it, added] = prompt_index.emplace(p, prompts.size());
+    if (added) prompts.push_back(p);
+    for (const auto& c : inst.candidates) {
+      auto ci = index.find(c);
+      if (ci == index.end()) throw UsageError("candidate '" + c + "' has no image");
+      pairs.emplace_back(it->second, ci->second);
+    }
+  }
+  const std::vector<double> s = model.score_pairs(requests, prompts, pairs, &r.stats);
+  std::size_t at = 0;
+  for (const auto& inst : ds.instances) {
+    std::vector<double> scores(s.begin() + static_cast<std::ptrdiff_t>(at),
+                               s.begin() + static_cast<std::ptrdiff_t>(at + inst.candidates.size()));
+    at += inst.candidates.size();
+    r.predictions.push_back(select_top_k(inst.candidates, scores, inst.k()));
+    r.scores.push_back(std::move(scores));
+  }
+  return r;
 }
 
-SolveResult solve_with_captions(const ClipRuntime& rt, const AssociationDataset& ds,
+SolveResult solve_with_captions(const DualEncoder& enc, const AssociationDataset& ds,
                                 const std::map<std::string, std::string>& captions,
                                 const AssociationSolveOptions& o) {
   std::vector<std::string> texts, missing;
@@ -168,8 +194,8 @@ SolveResult solve_with_captions(const ClipRuntime& rt, const AssociationDataset&
     throw UsageError(std::to_string(missing.size()) + " candidate(s) have no caption: " + list);
   }
   SolveResult r;
-  const auto embeds = embed_texts(rt, texts, &r.stats);
-  return solve(rt, ds, index, embeds, o, std::move(r));
+  const auto embeds = enc.embed_texts(texts, &r.stats);
+  return solve(enc, ds, index, embeds, o, std::move(r));
 }
 
 }  // namespace winokit

@@ -105,10 +105,13 @@ std::vector<ItemScores> Benchmark::load_scores(const BenchmarkData& data,
   return out;
 }
 
-std::vector<ItemScores> score_items(const BenchmarkData& data, const ClipRuntime& runtime) {
+std::vector<ItemScores> score_items(const BenchmarkData& data, const VlModel& model,
+                                    EmbedStats* stats) {
   std::vector<std::string> texts;
   std::vector<ImageRequest> images;
   std::map<std::string, std::size_t> text_index, image_index;
+  std::map<PairIndex, std::size_t> pair_slot;
+  std::vector<PairIndex> pairs;
   for (const auto& item : data.items) {
     for (const auto& t : item.texts) {
       if (text_index.emplace(t, texts.size()).second) texts.push_back(t);
@@ -116,29 +119,21 @@ std::vector<ItemScores> score_items(const BenchmarkData& data, const ClipRuntime
     for (const auto& im : item.images) {
       if (image_index.emplace(im.name, images.size()).second) images.push_back(im);
     }
+    for (const auto& t : item.texts)
+      for (const auto& im : item.images) {
+        const PairIndex p{text_index.at(t), image_index.at(im.name)};
+        if (pair_slot.emplace(p, pairs.size()).second) pairs.push_back(p);
+      }
   }
-  const auto text_embeds = embed_texts(runtime, texts);
-  const auto image_embeds = embed_images(runtime, images);
-  const int dim = runtime.model->config().embed_dim;
-  const double scale = runtime.model->logit_scale_exp();
+  const std::vector<double> s = model.score_pairs(images, texts, pairs, stats);
   std::vector<ItemScores> out;
   out.reserve(data.items.size());
   for (const auto& item : data.items) {
-    ItemScores s;
-    for (const auto& t : item.texts) {
-      for (const auto& im : item.images) {
-        const double v = clip_score(&text_embeds[text_index[t] * dim],
-                                    &image_embeds[image_index[im.name] * dim], dim, scale);
-        if (!std::isfinite(v)) {
-          throw InputError(
-              {runtime.source, 0, ""},
-              "non-finite score for item " + item.id + " (text '" + t + "', image " + im.name + ")",
-              "the checkpoint's weights or logit_scale are broken");
-        }
-        s.push_back(v);
-      }
-    }
-    out.push_back(std::move(s));
+    ItemScores row;
+    for (const auto& t : item.texts)
+      for (const auto& im : item.images)
+        row.push_back(s[pair_slot.at({text_index.at(t), image_index.at(im.name)})]);
+    out.push_back(std::move(row));
   }
   return out;
 }

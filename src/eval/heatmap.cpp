@@ -1,5 +1,9 @@
 #include "winokit/eval/heatmap.hpp"
 
+#include "winokit/core/error.hpp"
+#include "winokit/eval/vilt_alignment.hpp"
+#include "winokit/model/clip_family.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -120,6 +124,68 @@ std::string render_heatmap_png(const std::vector<float>& pixels, const Preproces
     }
   }
   return encode_png_rgb8(rgb, side, side);
+}
+
+AlignmentMethod alignment_method(const VlModel& model) {
+  require(model, Ability::Alignment, "heatmap");
+  if (vilt_runtime_of(model)) {
+    return {"ViLT word-patch alignment",
+            "Each map: the optimal-transport plan (IPOT, beta 0.1, 1000 iterations, as ViLT's "
+            "demo) between the caption's tokens and the image patches, on cosine distances of the "
+            "final states; scaled as the demo does (standardised, clipped to [1, 3], scaled to "
+            "[0, 1]).",
+            "not aligned", "most aligned"};
+  }
+  return {"Word-patch similarity",
+          "Each map: cosine similarity between a caption token's final state and each image "
+          "patch's final state (both through the final LayerNorm and projection), min-max "
+          "scaled per map.",
+          "lowest similarity in the map", "highest"};
+}
+
+std::vector<AlignmentPanel> alignment_panels(const VlModel& model,
+                                             const std::vector<ImageBytes>& images,
+                                             const std::vector<std::string>& captions) {
+  require(model, Ability::Alignment, "heatmap");
+  std::vector<AlignmentPanel> out;
+  // The families that offer alignment, each with its own method (model/<family>_family.hpp).
+  if (const ViltRuntime* rt = vilt_runtime_of(model)) {
+    for (std::size_t k = 0; k < images.size(); ++k) {
+      for (std::size_t q = 0; q < captions.size(); ++q) {
+        const ViltAlignment a = vilt_word_patch_alignment(*rt, images[k], captions[q]);
+        AlignmentPanel& panel = out.emplace_back(AlignmentPanel{k, q, {}, "score " + [&] {
+          char buf[32];
+          std::snprintf(buf, sizeof buf, "%.4f", a.score);
+          return std::string(buf);
+        }()});
+        for (std::size_t t = 0; t < a.tokens.size(); ++t) {
+          panel.maps.emplace_back(a.tokens[t],
+                                  render_vilt_heatmap_png(a.image, rt->model->config(),
+                                                          vilt_display_map(a.transport[t]),
+                                                          a.grid_h, a.grid_w));
+        }
+      }
+    }
+    return out;
+  }
+  if (const ClipRuntime* rt = clip_runtime_of(model)) {
+    const ClipConfig& c = rt->model->config();
+    const PreprocessConfig pp = rt->preprocess();
+    for (std::size_t k = 0; k < images.size(); ++k) {
+      WordPatchMaps maps = word_patch_maps(*rt, images[k], captions);
+      for (std::size_t q = 0; q < captions.size(); ++q) {
+        AlignmentPanel& panel = out.emplace_back(AlignmentPanel{k, q, {}, {}});
+        for (std::size_t t = 0; t < maps.tokens[q].size(); ++t) {
+          panel.maps.emplace_back(maps.tokens[q][t],
+                                  render_heatmap_png(maps.pixels, pp, maps.similarity[q][t],
+                                                     maps.grid, c.image_size));
+        }
+      }
+    }
+    return out;
+  }
+  throw UsageError(model.name() + " lists alignment maps, but winokit has no alignment method "
+                   "for the " + model.family() + " family yet");
 }
 
 }  // namespace winokit

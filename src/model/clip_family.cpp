@@ -27,6 +27,7 @@ class ClipVlModel final : public VlModel, public DualEncoder {
     nlohmann::json d = rt_.describe();
     d["family"] = "clip";
     d["score"] = "exp(logit_scale) * cosine (CLIPModel's logits_per_image)";
+    d["logit_scale_exp"] = rt_.model->logit_scale_exp();
     return d;
   }
   std::vector<double> score_pairs(const std::vector<ImageRequest>& images,
@@ -104,6 +105,14 @@ std::unique_ptr<VlModel> open_clip(const fs::path& checkpoint, const ModelOption
   }
   return std::make_unique<ClipVlModel>(ClipRuntime::load(checkpoint, clip_options(options)),
                                        checkpoint_name(checkpoint));
+}
+
+std::unique_ptr<VlModel> random_demo_model(std::uint64_t seed, const ModelOptions& options) {
+  return std::make_unique<ClipVlModel>(
+      ClipRuntime::random(vit_b32_config(), seed,
+                          std::make_shared<ClipTokenizer>(ClipTokenizer::byte_level()),
+                          clip_options(options)),
+      "clip-random-vit-b32");
 }
 
 std::unique_ptr<VlModel> wrap_clip_runtime(ClipRuntime runtime, std::string name) {

@@ -202,6 +202,8 @@ void append_states(TowerOutput& full, const TowerOutput& t) {
 
 void merge_all_batches(TowerOutput& full, const std::vector<std::size_t>& batch_sizes, int levels,
                        int width) {
+  full.levels = levels;
+  full.width = width;
   merge_batches(full.hidden, batch_sizes, levels, width);
   merge_batches(full.hidden_mean, batch_sizes, levels, width);
   merge_batches(full.hidden_max, batch_sizes, levels, width);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "winokit/core/error.hpp"
+#include "winokit/model/blip_model.hpp"
 #include "winokit/model/clip_family.hpp"
 #include "winokit/model/flava_family.hpp"
 #include "winokit/model/vilt_family.hpp"
@@ -13,11 +14,14 @@ namespace winokit {
 
 const std::vector<ModelFamily>& model_families() {
   static const std::vector<ModelFamily> families = {
-      {"vilt", "ViLT (Kim et al., 2021): single-stream image-text matching, ITM or rank head",
-       is_vilt_checkpoint, open_vilt},
-      {"flava", "FLAVA (Singh et al., 2022): ITM and contrastive heads", is_flava_checkpoint,
-       open_flava},
+      {"vilt", "ViLT (Kim et al., 2021): single-stream image-text matching (rank or ITM head)",
+       {Ability::PairScores, Ability::Alignment}, {}, is_vilt_checkpoint, open_vilt},
+      {"flava", "FLAVA (Singh et al., 2022): ITM and contrastive heads",
+       {Ability::PairScores}, {"itm", "contrastive"}, is_flava_checkpoint, open_flava},
+      {"blip", "BLIP (Li et al., 2022): image-text matching, ITM and ITC heads",
+       {Ability::PairScores}, {"itm", "itc"}, is_blip_checkpoint, open_blip},
       {"clip", "CLIP (Radford et al., 2021): ViT or ResNet dual encoder (HF, OpenCLIP, .pt)",
+       {Ability::PairScores, Ability::Embeddings, Ability::States, Ability::Alignment}, {},
        is_clip_checkpoint, open_clip},
   };
   return families;

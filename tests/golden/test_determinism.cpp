@@ -14,17 +14,19 @@
 #include <vector>
 
 #include "model/kernels.hpp"
-#include "winokit/eval/flava_scorer.hpp"
-#include "winokit/eval/vilt_scorer.hpp"
+#include "winokit/model/flava_family.hpp"
+#include "winokit/model/vilt_family.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/safetensors.hpp"
+#include "winokit/model/blip_model.hpp"
 #include "winokit/model/clip_model.hpp"
 #include "winokit/model/compute.hpp"
 #include "winokit/model/gpt2_model.hpp"
 #include "winokit/model/preprocess.hpp"
 #include "winokit/model/siglip_model.hpp"
 #include "winokit/model/vilt_model.hpp"
+#include "winokit/model/wordpiece.hpp"
 
 namespace winokit {
 namespace {
@@ -304,6 +306,40 @@ TEST(DeterminismAllFamilies, FlavaPairScoresBothHeads) {
       }
     }
   }
+}
+
+TEST(DeterminismAllFamilies, BlipItmLogitsAndItcFeatures) {
+  const fs::path dir = kFixtures / "blip" / "tiny-itm";
+  const BlipModel model = BlipModel::load(dir);
+  const WordPieceTokenizer tok = WordPieceTokenizer::load(dir);
+  std::vector<BlipImageEmbeds> embeds;
+  for (const auto& n : kImageNames) {
+    const auto px = blip_preprocess(decode_image(shared_image(n)), model.config());
+    embeds.push_back(model.encode_image(px.data()));
+  }
+  std::vector<std::vector<int>> ids;
+  for (int i = 0; i < kItems; ++i) {
+    ids.push_back(tok.encode(kCaptions[static_cast<std::size_t>(i) % kCaptions.size()],
+                             model.config().max_text_len));
+  }
+  // Pairs sharing an image are adjacent (one cross-attention group) in some batches and split
+  // across batches in others.
+  check_batches("BLIP itm", 2, [&](int first, int count) {
+    std::vector<const std::vector<int>*> bi;
+    std::vector<const BlipImageEmbeds*> bm;
+    for (int i = first; i < first + count; ++i) {
+      bi.push_back(&ids[static_cast<std::size_t>(i)]);
+      bm.push_back(&embeds[static_cast<std::size_t>(i / 5) % embeds.size()]);
+    }
+    return model.itm_logits(bi, bm);
+  });
+  check_batches("BLIP itc text", static_cast<std::size_t>(model.config().embed_dim),
+                [&](int first, int count) {
+                  std::vector<const std::vector<int>*> bi;
+                  for (int i = first; i < first + count; ++i)
+                    bi.push_back(&ids[static_cast<std::size_t>(i)]);
+                  return model.text_features(bi);
+                });
 }
 
 TEST(DeterminismAllFamilies, ProvenanceNamesTheKernels) {

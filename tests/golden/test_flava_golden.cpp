@@ -10,8 +10,9 @@
 
 #include "winokit/core/error.hpp"
 #include "winokit/eval/association_solver.hpp"
-#include "winokit/eval/flava_scorer.hpp"
-#include "winokit/game/flava_rival.hpp"
+#include "winokit/eval/association_solver.hpp"
+#include "winokit/game/rival.hpp"
+#include "winokit/model/flava_family.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/safetensors.hpp"
@@ -231,7 +232,10 @@ TEST(FlavaRival, PicksTheBestScoredCandidatesWithEachHead) {
   }
   for (FlavaHead head : {FlavaHead::Itm, FlavaHead::Contrastive}) {
     FlavaRuntime rt = FlavaRuntime::load(kFixtures / "tiny-pretraining", head, {});
-    auto rival = make_flava_rival(rt, pool);
+    ModelOptions o;
+    o.use_cache = false;
+    o.head = to_string(head);
+    auto rival = make_model_rival(open_model(kFixtures / "tiny-pretraining", o), pool, false);
     const std::string prompt = cue_prompt("dog", "{A} {cue}");
     std::vector<std::function<ImageBytes()>> r;
     std::vector<std::pair<std::size_t, std::size_t>> pairs;

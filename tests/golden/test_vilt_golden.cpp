@@ -9,8 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "winokit/core/error.hpp"
-#include "winokit/eval/vilt_scorer.hpp"
-#include "winokit/game/vilt_rival.hpp"
+#include "winokit/eval/association_solver.hpp"
+#include "winokit/eval/vilt_alignment.hpp"
+#include "winokit/game/rival.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/safetensors.hpp"
@@ -185,7 +186,9 @@ TEST(ViltRival, PicksTheBestScoredCandidates) {
     pool[n] = kImages / n;
     readers.emplace_back([n] { return image_bytes(n); });
   }
-  auto rival = make_vilt_rival(rt, pool);
+  ModelOptions o;
+  o.use_cache = false;
+  auto rival = make_model_rival(open_model(kFixtures / "tiny-rank", o), pool, false);
   const std::vector<std::string> candidates(kImageNames.begin(), kImageNames.end());
   const std::vector<double> s = vilt_score_pairs(rt, readers, {"A dog"}, {{0, 0}, {0, 1}, {0, 2}});
   EXPECT_EQ(rival->pick("dog", candidates, 2), select_top_k(candidates, s, 2));

@@ -6,7 +6,7 @@
 #include "common.hpp"
 #include "eval_run.hpp"
 #include "winokit/data/synth.hpp"
-#include "winokit/eval/clip_scorer.hpp"
+#include "winokit/eval/model_scorer.hpp"
 #include "winokit/eval/compare.hpp"
 #include "winokit/model/compute.hpp"
 #include "winokit/report/example_browser.hpp"
@@ -64,13 +64,11 @@ int run(const DemoFlags& f) {
     set_compute_threads(f.threads);
     std::cout << "\nBuilding a ViT-B/32-shaped CLIP with seeded random weights in memory and "
                  "scoring the images in-process ...\n";
-    ClipRunOptions options;
+    ModelOptions options;
     options.use_cache = false;
     options.on_progress = progress_bar();
-    ClipRuntime rt =
-        ClipRuntime::random(vit_b32_config(), f.seed,
-                            std::make_shared<ClipTokenizer>(ClipTokenizer::byte_level()), options);
-    auto scorer = make_clip_scorer(rt, "clip-random-vit-b32");
+    std::unique_ptr<VlModel> model = random_demo_model(f.seed, options);
+    auto scorer = make_model_scorer(*model, model->name());
     EvalRun r = run_evaluation(req, *scorer, "clip-random-vit-b32");
     OutputSet out;
     const std::string stem = (dir / "clip-random-vit-b32").string();

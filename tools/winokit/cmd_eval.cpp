@@ -8,9 +8,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "eval_run.hpp"
-#include "flava_cli.hpp"
 #include "perplexity_run.hpp"
-#include "vilt_cli.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/eval/scorer.hpp"
 #include "winokit/eval/scores.hpp"
@@ -25,7 +23,6 @@ struct EvalFlags {
   std::vector<std::string> tags, covariates;
   std::string perplexity;
   bool force = false;  // replace a default scores file that holds other scores
-  std::string head;    // FLAVA: itm or contrastive (flava_cli.hpp)
   LmRequest lm;
   ReportFlags report;
   StatFlags stats;
@@ -92,22 +89,14 @@ int run(const EvalFlags& f) {
   req.tags = f.tags;
   req.covariates = f.covariates;
   req.options = f.stats.resolve();
+  std::unique_ptr<VlModel> model;  // outlives the scorer
   std::unique_ptr<Scorer> scorer;
   std::string scores_out = f.scores_out;
   bool default_scores = false;
   if (!f.model.model.empty()) {
-    std::string name = f.name.empty() ? model_name(f.model.model) : f.name;
-    if (!f.head.empty() && !is_flava_model(f.model)) {
-      throw UsageError("--head is for FLAVA checkpoints (itm or contrastive)");
-    }
-    if (is_flava_model(f.model)) {
-      FlavaRuntime rt = load_flava(f.model, f.head);
-      if (f.name.empty()) name += std::string("-") + to_string(rt.head);  // flava-full-itm
-      scorer = make_flava_scorer(rt, name);
-    } else {
-      scorer = is_vilt_model(f.model) ? make_vilt_scorer(load_vilt(f.model), name)
-                                      : make_clip_scorer(f.model.load(), name);
-    }
+    model = f.model.open("eval", Ability::PairScores);
+    const std::string name = f.name.empty() ? model->name() : f.name;
+    scorer = make_model_scorer(*model, name);
     // A model run always keeps its scores, so it can be re-scored or compared later.
     if (scores_out.empty()) {
       scores_out = default_scores_path(f, name).string();
@@ -160,17 +149,13 @@ int run(const EvalFlags& f) {
   if (!f.model.model.empty()) {
     const auto& scorer_record = r.context.provenance["scorer"];
     const auto& e = scorer_record["embeddings"];
-    if (e.contains("pairs_scored")) {
-      // ViLT and FLAVA score each (caption, image) pair in a joint forward pass: there is no
-      // embedding cache to report, only the work done.
-      const std::string kind = scorer_record.value("kind", std::string("model"));
-      std::cerr << "winokit: "
-                << (kind == "vilt"    ? "ViLT"
-                    : kind == "flava" ? "FLAVA"
-                                      : kind)
-                << ": " << e["pairs_scored"] << " caption-image pairs scored ("
-                << e["images_computed"] << " images, " << e["captions_computed"]
-                << " captions encoded; no embedding cache for this model)\n";
+    if (e.contains("pairs_computed")) {
+      // A cross-encoder scores each (caption, image) pair in a joint forward pass: its cache
+      // holds pair scores.
+      std::cerr << "winokit: " << scorer_record.value("family", std::string("model"))
+                << ": caption-image pairs: " << e["pairs_computed"] << " computed, "
+                << e["pairs_cached"] << " from the cache (" << e["images_computed"]
+                << " images, " << e["captions_computed"] << " captions encoded)\n";
     } else {
       std::cerr << "winokit: embeddings: " << e["images_computed"] << " images computed, "
                 << e["images_cached"] << " from the cache; " << e["captions_computed"]
@@ -198,8 +183,6 @@ void add_eval(CLI::App& app, int& exit_code) {
   cmd->add_option("--scorer", flags->scorer, "Built-in baseline: random, bag-of-words, oracle")
       ->check(CLI::IsMember(baseline_scorer_kinds()));
   cmd->add_option("--name", flags->name, "Model name shown in the reports");
-  cmd->add_option("--head", flags->head,
-                  "FLAVA: itm or contrastive (default: itm when the checkpoint has the ITM head)");
   cmd->add_option("--tags", flags->tags, "Extra tag set (JSON id -> tags), FILE or NAME=FILE");
   cmd->add_option("--covariate", flags->covariates,
                   "Covariate table (id[, caption], numeric columns) to correlate with correctness");

@@ -10,16 +10,12 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "flava_cli.hpp"
-#include "vilt_cli.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/game/auth.hpp"
 #include "winokit/game/export.hpp"
-#include "winokit/game/flava_rival.hpp"
 #include "winokit/game/game.hpp"
 #include "winokit/game/image_pool.hpp"
 #include "winokit/game/server.hpp"
-#include "winokit/game/vilt_rival.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/model/compute.hpp"
 #include "winokit/model/tokenizer.hpp"
@@ -94,31 +90,19 @@ int run_serve(const ServeFlags& f) {
       }
     }
   }
-  ClipRuntime rt;
-  bool random = f.model.model.empty();
-  std::unique_ptr<Rival> vilt_rival;  // a ViLT checkpoint as the rival (vilt_cli.hpp)
-  if (is_vilt_model(f.model)) {
-    std::cerr << "winokit serve: embedding " << pool.size() << " images with the ViLT rival...\n";
-    vilt_rival = make_vilt_rival(load_vilt(f.model), pool);
-    rt.source = f.model.model;
-  } else if (is_flava_model(f.model)) {  // FLAVA (flava_cli.hpp), held in the same pointer
-    std::cerr << "winokit serve: encoding " << pool.size() << " images with the FLAVA rival...\n";
-    vilt_rival = make_flava_rival(load_flava(f.model, ""), pool);
-    rt.source = f.model.model;
-  } else if (random) {
+  const bool random = f.model.model.empty();
+  std::unique_ptr<VlModel> model;
+  if (random) {
     set_compute_threads(f.model.threads);
-    rt = ClipRuntime::random(vit_b32_config(), f.rival_seed,
-                             std::make_shared<ClipTokenizer>(ClipTokenizer::byte_level()),
-                             f.model.options());
+    model = random_demo_model(f.rival_seed, f.model.options());
   } else {
-    rt = f.model.load();
+    model = f.model.open("serve", Ability::PairScores);
   }
-  if (!vilt_rival) {
-    std::cerr << "winokit serve: embedding " << pool.size() << " images with the rival ("
-              << rt.source << ")...\n";
-  }
+  std::cerr << "winokit serve: encoding " << pool.size() << " images with the rival ("
+            << model->name() << ", " << model->family() << ")...\n";
   const auto embed_start = std::chrono::steady_clock::now();
-  auto rival = vilt_rival ? std::move(vilt_rival) : make_clip_rival(rt, pool, random);
+  auto rival = make_model_rival(std::move(model), pool, random);
+  const std::string rival_name = rival->describe();
   if (!pool.empty()) {
     std::fprintf(
         stderr, "winokit serve: rival ready for %zu images in %.1f s\n", pool.size(),
@@ -144,7 +128,7 @@ int run_serve(const ServeFlags& f) {
   watcher.detach();
   server.run([&](int port) {
     std::cout << "winokit serve: listening on http://" << f.server.host << ":" << port
-              << "/ (database " << f.db << ", rival " << rt.source
+              << "/ (database " << f.db << ", rival " << rival_name
               << (random ? ", random weights" : "") << ")" << std::endl;
   });
   std::cout << "winokit serve: stopped" << std::endl;

@@ -4,7 +4,6 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "vilt_cli.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/eval/heatmap.hpp"
 #include "winokit/io/files.hpp"
@@ -37,39 +36,38 @@ int run(const HeatmapFlags& f) {
     if (!i) throw UsageError("--examples: unknown example id '" + id + "'");
     chosen.push_back(*i);
   }
-  if (is_vilt_model(f.model))
-    return run_vilt_heatmap(f.model, ds, chosen, f.report.html, f.out_dir);
-  ClipRuntime rt = f.model.load();
-  const ClipConfig& c = rt.model->config();
-  const PreprocessConfig pp = rt.preprocess();
+  std::unique_ptr<VlModel> model = f.model.open("heatmap", Ability::Alignment);
+  const AlignmentMethod method = alignment_method(*model);
   ImageStore store = ImageStore::open(ds.root, ds.images);
-  HeatmapReport report{model_name(f.model.model), {}, {}};
+  HeatmapReport report{model->name(), {}, {}};
+  report.title = method.title;
+  report.method = method.method;
+  report.scale_low = method.scale_low;
+  report.scale_high = method.scale_high;
   OutputSet out;
   std::size_t written = 0;
   for (std::size_t e : chosen) {
     const WinogroundExample& ex = ds.examples[e];
     HeatmapExample& shown = report.examples.emplace_back(HeatmapExample{ex.id, {}});
-    for (int k = 0; k < 2; ++k) {
-      WordPatchMaps maps = word_patch_maps(rt, store.read(ex.images[static_cast<std::size_t>(k)]),
-                                           {ex.captions[0], ex.captions[1]});
-      for (int q = 0; q < 2; ++q) {
-        const auto qi = static_cast<std::size_t>(q);
-        HeatmapPanel& panel =
-            shown.panels.emplace_back(HeatmapPanel{k, q, ex.captions[qi], {}, {}});
-        for (std::size_t t = 0; t < maps.tokens[qi].size(); ++t) {
-          std::string png =
-              render_heatmap_png(maps.pixels, pp, maps.similarity[qi][t], maps.grid, c.image_size);
-          if (!f.out_dir.empty()) {
-            out.add_in(f.out_dir,
-                       heatmap_file_name(safe_file_name(ex.id), k, q, t, maps.tokens[qi][t]), png);
-          }
-          if (!f.report.html.empty()) panel.maps.emplace_back(maps.tokens[qi][t], std::move(png));
-          ++written;
+    const std::vector<ImageBytes> images = {store.read(ex.images[0]), store.read(ex.images[1])};
+    for (AlignmentPanel& p : alignment_panels(*model, images, {ex.captions[0], ex.captions[1]})) {
+      HeatmapPanel& panel = shown.panels.emplace_back(HeatmapPanel{
+          static_cast<int>(p.image), static_cast<int>(p.caption), ex.captions[p.caption], {}, {}});
+      panel.note = p.note;
+      for (std::size_t t = 0; t < p.maps.size(); ++t) {
+        auto& [token, png] = p.maps[t];
+        if (!f.out_dir.empty()) {
+          out.add_in(f.out_dir,
+                     heatmap_file_name(safe_file_name(ex.id), static_cast<int>(p.image),
+                                       static_cast<int>(p.caption), t, token),
+                     png);
         }
+        if (!f.report.html.empty()) panel.maps.emplace_back(token, std::move(png));
+        ++written;
       }
     }
   }
-  report.model_description = rt.describe();
+  report.model_description = model->describe();
   f.report.add_outputs(out, {{ReportFormat::Html, [&] { return heatmap_html(report); }}});
   commit(out);
   std::cout << "rendered " << written << " word-patch maps for " << chosen.size() << " example(s)"

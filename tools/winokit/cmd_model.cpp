@@ -10,8 +10,6 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "flava_cli.hpp"
-#include "vilt_cli.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/rng.hpp"
 #include "winokit/core/text.hpp"
@@ -21,6 +19,7 @@
 #include "winokit/eval/probe.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/safetensors.hpp"
+#include "winokit/model/clip_family.hpp"
 #include "winokit/model/compute.hpp"
 #include "winokit/version.hpp"
 
@@ -42,7 +41,11 @@ int run_embed(const EmbedFlags& f) {
   if (f.data.empty() && f.images.empty() && f.captions.empty() && f.texts.empty()) {
     throw UsageError("nothing to embed: give --data, --images, --captions or --text");
   }
-  ClipRuntime rt = f.model.load();
+  std::unique_ptr<VlModel> model = f.hidden
+                                      ? f.model.open("embed --hidden", Ability::States)
+                                      : f.model.open("embed", Ability::Embeddings);
+  require(*model, Ability::Embeddings, "embed");
+  const DualEncoder& enc_model = *model->dual_encoder();
   std::vector<ImageRequest> requests;
   std::vector<std::string> image_ids, captions, text_ids;
   std::unique_ptr<ImageStore> store;
@@ -97,38 +100,45 @@ int run_embed(const EmbedFlags& f) {
   enc.pooled_states = f.hidden;
   TowerOutput img_full, txt_full;
   EmbedStats stats;
-  auto img = embed_images(rt, requests, &stats, enc, f.hidden ? &img_full : nullptr);
-  auto txt = embed_texts(rt, captions, &stats, enc, f.hidden ? &txt_full : nullptr);
-  const ClipConfig& c = rt.model->config();
-  const std::int64_t e = c.embed_dim;
+  auto img = enc_model.embed_images(requests, &stats, enc, f.hidden ? &img_full : nullptr);
+  auto txt = enc_model.embed_texts(captions, &stats, enc, f.hidden ? &txt_full : nullptr);
+  const std::int64_t e = enc_model.embed_dim();
   std::map<std::string, std::pair<std::vector<std::int64_t>, std::vector<float>>> tensors;
   if (!requests.empty())
     tensors["image_embeds"] = {{static_cast<std::int64_t>(requests.size()), e}, img};
   if (!captions.empty())
     tensors["text_embeds"] = {{static_cast<std::int64_t>(captions.size()), e}, txt};
   if (f.hidden && !requests.empty()) {
-    const std::vector<std::int64_t> shape = {
-        c.vision.layers + 1, static_cast<std::int64_t>(requests.size()), c.vision.width};
+    const std::vector<std::int64_t> shape = {img_full.levels,
+                                             static_cast<std::int64_t>(requests.size()),
+                                             img_full.width};
     tensors["image_hidden_cls"] = {shape, std::move(img_full.hidden)};
     tensors["image_hidden_mean"] = {shape, std::move(img_full.hidden_mean)};
     tensors["image_hidden_max"] = {shape, std::move(img_full.hidden_max)};
   }
   if (f.hidden && !captions.empty()) {
-    const std::vector<std::int64_t> shape = {
-        c.text.layers + 1, static_cast<std::int64_t>(captions.size()), c.text.width};
+    const std::vector<std::int64_t> shape = {txt_full.levels,
+                                             static_cast<std::int64_t>(captions.size()),
+                                             txt_full.width};
     tensors["text_hidden_eot"] = {shape, std::move(txt_full.hidden)};
     tensors["text_hidden_mean"] = {shape, std::move(txt_full.hidden_mean)};
     tensors["text_hidden_max"] = {shape, std::move(txt_full.hidden_max)};
   }
-  std::map<std::string, std::string> meta = {
-      {"image_ids", nlohmann::json(image_ids).dump()},
-      {"text_ids", nlohmann::json(text_ids).dump()},
-      {"texts", nlohmann::json(captions).dump()},
-      {"model", rt.source},
-      {"weights_sha256", rt.model->weights_id()},
-      {"preprocess", rt.preprocess().to_json().dump()},
-      {"logit_scale_exp", std::to_string(rt.model->logit_scale_exp())},
-      {"winokit", kVersion}};
+  const nlohmann::json d = model->describe();
+  auto field = [&](const char* key) {
+    if (!d.contains(key)) return std::string();
+    return d[key].is_string() ? d[key].get<std::string>() : d[key].dump();
+  };
+  std::map<std::string, std::string> meta = {{"image_ids", nlohmann::json(image_ids).dump()},
+                                             {"text_ids", nlohmann::json(text_ids).dump()},
+                                             {"texts", nlohmann::json(captions).dump()},
+                                             {"model", field("model")},
+                                             {"family", model->family()},
+                                             {"weights_sha256", field("weights_sha256")},
+                                             {"preprocess", field("preprocess")},
+                                             {"score", field("score")},
+                                             {"winokit", kVersion}};
+  if (d.contains("logit_scale_exp")) meta["logit_scale_exp"] = field("logit_scale_exp");
   write_file_atomic(f.out, encode_safetensors_f32(tensors, meta));
   std::cerr << "winokit: wrote " << requests.size() << " image and " << captions.size()
             << " text embeddings to " << f.out << "\n";
@@ -143,31 +153,99 @@ struct ScoreFlags {
 };
 
 int run_score(const ScoreFlags& f) {
-  if (is_vilt_model(f.model)) return run_vilt_score(f.model, f.image, f.captions);
-  if (is_flava_model(f.model)) return run_flava_score(f.model, f.image, f.captions);
-  ClipRuntime rt = f.model.load();
   for (const auto& c : f.captions) {
     if (!is_valid_utf8(c)) throw UsageError("caption is not valid UTF-8");
   }
-  auto img = embed_images(rt, {image_file_request(f.image)});
-  auto txt = embed_texts(rt, f.captions);
-  const int dim = rt.model->config().embed_dim;
-  std::vector<double> s;
-  for (std::size_t i = 0; i < f.captions.size(); ++i) {
-    s.push_back(clip_score(&txt[i * dim], img.data(), dim, rt.model->logit_scale_exp()));
-  }
+  ModelFlags quiet = f.model;
+  quiet.quiet_progress = true;
+  std::unique_ptr<VlModel> model = quiet.open("score", Ability::PairScores);
+  std::vector<PairIndex> pairs;
+  for (std::size_t c = 0; c < f.captions.size(); ++c)
+    pairs.emplace_back(c, 0);
+  const std::vector<double> s = model->score_pairs({image_file_request(f.image)}, f.captions, pairs);
+  // A dual encoder's scores are logits over the captions given: their softmax is shown too.
+  const bool softmax = model->dual_encoder() != nullptr;
   const double mx = *std::max_element(s.begin(), s.end());
   double z = 0;
   for (double v : s)
     z += std::exp(v - mx);
-  std::cout << "| Caption | Score | Probability |\n|---|---:|---:|\n";
+  std::cout << "| Caption | " << model->score_name() << (softmax ? " | Probability |" : " |")
+            << "\n|---|---:|" << (softmax ? "---:|" : "") << "\n";
   for (std::size_t i = 0; i < s.size(); ++i) {
     char line[64];
-    std::snprintf(line, sizeof line, "%.4f | %.4f", s[i], std::exp(s[i] - mx) / z);
+    if (softmax) {
+      std::snprintf(line, sizeof line, "%.4f | %.4f", s[i], std::exp(s[i] - mx) / z);
+    } else {
+      std::snprintf(line, sizeof line, "%.4f", s[i]);
+    }
     std::cout << "| " << f.captions[i] << " | " << line << " |\n";
   }
-  std::cout << "\nScore: exp(logit_scale) * cosine (CLIP's logits_per_image); probability: softmax "
-               "over the captions given.\n";
+  const nlohmann::json d = model->describe();
+  std::cout << "\nScore (" << model->name() << ", " << model->family()
+            << (model->head().empty() ? "" : ", " + model->head() + " head")
+            << "): " << d.value("score", std::string("the model's pair score"))
+            << (softmax ? "; probability: softmax over the captions given." : ".") << "\n";
+  if (d.contains("head_choice") && d["head_choice"].is_string()) {
+    std::cout << "Head: " << d["head_choice"].get<std::string>() << "\n";
+  }
+  return 0;
+}
+
+// ---- models ----
+struct ModelsFlags {
+  ModelFlags model;
+  bool json = false;
+};
+
+int run_models(const ModelsFlags& f) {
+  if (!f.model.model.empty()) {
+    // One checkpoint: what the registry makes of it.
+    ModelFlags quiet = f.model;
+    quiet.quiet_progress = true;
+    std::unique_ptr<VlModel> m = quiet.open();
+    nlohmann::json j = {{"name", m->name()}, {"family", m->family()}, {"head", m->head()},
+                        {"heads", m->heads()}, {"score", m->score_name()}};
+    for (Ability a : m->abilities())
+      j["abilities"].push_back(to_string(a));
+    j["describe"] = m->describe();
+    if (f.json) {
+      std::cout << j.dump(2) << "\n";
+      return 0;
+    }
+    std::cout << m->name() << ": a " << m->family() << " model";
+    if (!m->head().empty()) std::cout << ", head " << m->head();
+    std::cout << "\n  can do: ";
+    for (std::size_t i = 0; i < m->abilities().size(); ++i)
+      std::cout << (i ? "; " : "") << to_string(m->abilities()[i]);
+    std::cout << "\n  score: " << m->describe().value("score", m->score_name()) << "\n";
+    return 0;
+  }
+  nlohmann::json list = nlohmann::json::array();
+  for (const ModelFamily& fam : model_families()) {
+    nlohmann::json j = {{"family", fam.name}, {"description", fam.description}, {"heads", fam.heads}};
+    j["abilities"] = nlohmann::json::array();
+    for (Ability a : fam.abilities)
+      j["abilities"].push_back(to_string(a));
+    list.push_back(j);
+  }
+  if (f.json) {
+    std::cout << list.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "| Family | Model | Heads (default first) | Can do |\n|---|---|---|---|\n";
+  for (const auto& j : list) {
+    std::string heads, can;
+    for (const auto& h : j["heads"])
+      heads += (heads.empty() ? "" : ", ") + h.get<std::string>();
+    for (const auto& a : j["abilities"])
+      can += (can.empty() ? "" : "; ") + a.get<std::string>();
+    std::cout << "| " << j["family"].get<std::string>() << " | "
+              << j["description"].get<std::string>() << " | " << (heads.empty() ? "-" : heads)
+              << " | " << can << " |\n";
+  }
+  std::cout << "\nThe family of a --model checkpoint is read from it (config.json model_type, an "
+               "OpenCLIP config, a .pt archive); `winokit models --model DIR` shows what one "
+               "checkpoint is.\n";
   return 0;
 }
 
@@ -186,16 +264,18 @@ double median(std::vector<double> v) {
 
 int run_bench(const BenchFlags& f) {
   using clock = std::chrono::steady_clock;
-  if (is_vilt_model(f.model)) refuse_vilt(f.model.model);
-  if (is_flava_model(f.model)) refuse_flava(f.model.model);
   set_compute_threads(f.model.threads);
-  ClipRuntime rt;
-  if (f.model.model.empty()) {
-    auto tok = std::make_shared<ClipTokenizer>(ClipTokenizer::byte_level());
-    rt = ClipRuntime::random(vit_b32_config(), f.seed, tok, f.model.options());
-  } else {
-    rt = ClipRuntime::load(f.model.model, f.model.options());
+  std::unique_ptr<VlModel> model = f.model.model.empty()
+                                       ? random_demo_model(f.seed, f.model.options())
+                                       : f.model.open("bench", Ability::Embeddings);
+  const ClipRuntime* runtime = clip_runtime_of(*model);
+  if (!runtime) {
+    throw UsageError("winokit bench times CLIP's towers on raw pixel batches; " + model->name() +
+                     " is a " + model->family() +
+                     " model: time it with `winokit eval` on a dataset (the JSON report "
+                     "records the seconds)");
   }
+  const ClipRuntime& rt = *runtime;
   const ClipConfig& c = rt.model->config();
   const int batch = f.model.batch_size;
   const std::size_t per_image = 3ull * c.image_size * c.image_size;
@@ -309,6 +389,13 @@ void add_model_commands(CLI::App& app, int& exit_code) {
   score->add_option("image", s->image, "Image file")->required();
   score->add_option("captions", s->captions, "Captions")->required()->expected(1, -1);
   score->callback([s, &exit_code] { exit_code = guarded([&] { return run_score(*s); }); });
+
+  auto ms = std::make_shared<ModelsFlags>();
+  CLI::App* models = app.add_subcommand(
+      "models", "The registered model families and what each can do (or one checkpoint's)");
+  ms->model.add_to(*models, false);
+  models->add_flag("--json", ms->json, "Print JSON");
+  models->callback([ms, &exit_code] { exit_code = guarded([&] { return run_models(*ms); }); });
 
   auto b = std::make_shared<BenchFlags>();
   CLI::App* bench = app.add_subcommand(

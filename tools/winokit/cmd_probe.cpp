@@ -39,12 +39,13 @@ struct ProbeFlags {
 };
 
 // The table of a model's states for the dataset (and the variants' texts), like `embed` writes.
-EmbeddingTable model_table(const ClipRuntime& rt, const WinogroundDataset& ds,
+EmbeddingTable model_table(const VlModel& model, const WinogroundDataset& ds,
                            const std::vector<CaptionVariant>& variants, ProbePooling pooling) {
   ImageStore store = ImageStore::open(ds.root, ds.images);
   DatasetItems items = dataset_items(ds, store);
   EmbeddingTable t;
-  t.source = rt.source;
+  const DualEncoder& rt = *model.dual_encoder();
+  t.source = model.describe().value("model", model.name());
   for (const auto& ex : ds.examples) {
     for (std::size_t k = 0; k < 2; ++k) {
       t.image_ids.push_back(ex.images[k]);
@@ -61,23 +62,23 @@ EmbeddingTable model_table(const ClipRuntime& rt, const WinogroundDataset& ds,
   enc.hidden_states = true;
   enc.pooled_states = pooling != ProbePooling::Token;
   TowerOutput img_full, txt_full;
-  auto img = embed_images(rt, items.images, nullptr, enc, &img_full);
-  auto txt = embed_texts(rt, texts, nullptr, enc, &txt_full);
-  const ClipConfig& c = rt.model->config();
+  auto img = rt.embed_images(items.images, nullptr, enc, &img_full);
+  auto txt = rt.embed_texts(texts, nullptr, enc, &txt_full);
+  const std::int64_t dim = rt.embed_dim();
   const auto ni = static_cast<std::int64_t>(items.images.size());
   const auto nt = static_cast<std::int64_t>(texts.size());
-  t.tensors["image_embeds"] = {{ni, c.embed_dim}, std::move(img)};
-  t.tensors["text_embeds"] = {{nt, c.embed_dim}, std::move(txt)};
-  t.tensors["image_hidden_cls"] = {{c.vision.layers + 1, ni, c.vision.width},
+  t.tensors["image_embeds"] = {{ni, dim}, std::move(img)};
+  t.tensors["text_embeds"] = {{nt, dim}, std::move(txt)};
+  t.tensors["image_hidden_cls"] = {{img_full.levels, ni, img_full.width},
                                    std::move(img_full.hidden)};
-  t.tensors["text_hidden_eot"] = {{c.text.layers + 1, nt, c.text.width},
+  t.tensors["text_hidden_eot"] = {{txt_full.levels, nt, txt_full.width},
                                   std::move(txt_full.hidden)};
   if (pooling != ProbePooling::Token) {
     const bool mean = pooling == ProbePooling::Mean;
     auto& pi = mean ? img_full.hidden_mean : img_full.hidden_max;
     auto& pt = mean ? txt_full.hidden_mean : txt_full.hidden_max;
     if (pi.empty() || pt.empty()) {
-      throw UsageError(std::string("the CLIP engine returned no ") + to_string(pooling) +
+      throw UsageError(std::string("the model returned no ") + to_string(pooling) +
                            "-pooled states (TowerOutput::hidden_" + to_string(pooling) +
                            " is empty): this build cannot pool over tokens",
                        "use --pooling cls, or --embeddings FILE with image_hidden_" +
@@ -85,8 +86,8 @@ EmbeddingTable model_table(const ClipRuntime& rt, const WinogroundDataset& ds,
                            to_string(pooling));
     }
     const auto [image_name, text_name] = pooled_tensor_names(pooling);
-    t.tensors[image_name] = {{c.vision.layers + 1, ni, c.vision.width}, std::move(pi)};
-    t.tensors[text_name] = {{c.text.layers + 1, nt, c.text.width}, std::move(pt)};
+    t.tensors[image_name] = {{img_full.levels, ni, img_full.width}, std::move(pi)};
+    t.tensors[text_name] = {{txt_full.levels, nt, txt_full.width}, std::move(pt)};
   }
   return t;
 }
@@ -196,10 +197,11 @@ int run(ProbeFlags& f) {
   provenance.dataset(ds);
   std::string name = f.name;
   if (!f.model.model.empty()) {
-    ClipRuntime rt = f.model.load();
-    table = model_table(rt, ds, variants, pooling);
-    provenance.model("embeddings", rt.describe());
-    if (name.empty()) name = model_name(f.model.model);
+    std::unique_ptr<VlModel> model = f.model.open("probe", Ability::States);
+    require(*model, Ability::Embeddings, "probe");
+    table = model_table(*model, ds, variants, pooling);
+    provenance.model("embeddings", model->describe());
+    if (name.empty()) name = model->name();
   } else {
     table = load_embedding_table(f.embeddings);
     provenance.source("embeddings", "embeddings", "file", f.embeddings);

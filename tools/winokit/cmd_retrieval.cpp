@@ -1,8 +1,6 @@
 // winokit retrieval: text-to-image and image-to-text Recall@k over the whole dataset.
 #include "commands.hpp"
 #include "common.hpp"
-#include "flava_cli.hpp"
-#include "vilt_cli.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/eval/retrieval.hpp"
 #include "winokit/io/files.hpp"
@@ -26,7 +24,7 @@ struct RetrievalFlags {
   std::vector<int> ks = {1, 2, 5, 10};
   ReportFlags report;
   ModelFlags model;
-  std::string head, rerank_with;  // FLAVA's head; --rerank's candidates (vilt_cli.hpp)
+  std::string rerank_with;  // --rerank's candidates
   int rerank = 0;
   std::string ties = "strict";
 };
@@ -42,42 +40,79 @@ int run(const RetrievalFlags& f) {
   Provenance provenance;
   provenance.dataset(ds);
   ScoreMatrix image_to_text;  // --rerank: the second direction's own matrix
-  if (!f.head.empty() && !is_flava_model(f.model)) {
-    throw UsageError("--head is for FLAVA checkpoints (itm or contrastive)");
-  }
   if (f.rerank == 0 && !f.rerank_with.empty()) throw UsageError("--rerank-with needs --rerank K");
   if (f.rerank != 0) {
     if (!f.matrix_out.empty()) {
       throw UsageError("--matrix-out: a re-ranked run has one matrix per direction, not one");
     }
-    if (f.model.model.empty()) throw UsageError("--rerank K needs --model DIR (ViLT or FLAVA)");
-    if (name.empty()) name = model_name(f.model.model);
-    RerankedRetrieval rr = rerank_retrieval(f.model, f.head, f.rerank_with, f.rerank, ds);
+    if (f.model.model.empty()) {
+      throw UsageError("--rerank K needs --model DIR (an image-text matching model)");
+    }
+    std::unique_ptr<VlModel> model = f.model.open();
+    if (model->can(Ability::Embeddings)) {
+      throw UsageError("--rerank K is for image-text matching models: --model " + f.model.model +
+                       " is a dual encoder, whose full matrix is cheap");
+    }
+    if (!model->retrieval_head().empty() && model->head() == model->retrieval_head()) {
+      throw UsageError("--rerank re-scores with the matching head: drop --head " + f.model.head);
+    }
+    if (name.empty()) name = model->name();
+    // 1. The candidates' full matrix: --rerank-with's model, else this checkpoint's cheap head.
+    ModelFlags cf = f.model;
+    cf.quiet_progress = true;
+    if (!f.rerank_with.empty()) {
+      cf.model = f.rerank_with;
+      cf.head.clear();
+    } else if (!model->retrieval_head().empty()) {
+      cf.head = model->retrieval_head();
+    } else {
+      throw UsageError("--rerank with " + model->name() + " (" + model->family() +
+                       ", no cheap head of its own) needs --rerank-with DIR: a dual encoder "
+                       "whose top K it re-scores");
+    }
+    std::unique_ptr<VlModel> candidates = cf.open();
+    if (!candidates->can(Ability::Embeddings) &&
+        candidates->head() != candidates->retrieval_head()) {
+      throw UsageError("--rerank-with " + f.rerank_with + " is a " + candidates->family() +
+                       " checkpoint without a cheap full matrix: give a dual encoder (a CLIP "
+                       "folder, or a model with a contrastive head)");
+    }
+    EmbedStats cand_stats, stats;
+    const ScoreMatrix cand = model_score_matrix(*candidates, ds, &cand_stats);
+    RerankedRetrieval rr = rerank_retrieval(*model, cand, f.rerank, ds, &stats);
+    std::cerr << "winokit: re-ranking the top " << f.rerank << " of " << cand.captions << " x "
+              << cand.images << " candidates: " << rr.pairs_scored << " pairs re-scored by "
+              << model->name() << " instead of "
+              << static_cast<std::size_t>(cand.captions) * cand.images << "\n";
     m = std::move(rr.text_to_image);
     image_to_text = std::move(rr.image_to_text);
-    provenance.model("scores", rr.source);
-  } else if (is_flava_model(f.model)) {
-    if (name.empty()) name = model_name(f.model.model);
-    nlohmann::json source;
-    m = flava_retrieval_matrix(f.model, f.head, ds, source);
-    provenance.model("scores", source);
-  } else if (is_vilt_model(f.model)) {
-    if (name.empty()) name = model_name(f.model.model);
-    nlohmann::json source;
-    m = vilt_retrieval_matrix(f.model, ds, source);
+    nlohmann::json source = model->describe();
+    source["retrieval"] = "re-ranking: the candidates' top " + std::to_string(f.rerank) +
+                          " per query re-scored by the model, ranked above the rest (which "
+                          "keep the candidates' order)";
+    nlohmann::json cand_source = candidates->describe();
+    cand_source["embeddings"] = embed_stats_json(cand_stats);
+    source["rerank"] = {
+        {"k", f.rerank}, {"pairs_scored", rr.pairs_scored}, {"candidates", cand_source}};
+    source["embeddings"] = embed_stats_json(stats);
     provenance.model("scores", source);
   } else if (!f.model.model.empty()) {
-    ClipRuntime rt = f.model.load();
-    if (name.empty()) name = model_name(f.model.model);
-    ImageStore store = ImageStore::open(ds.root, ds.images);
-    DatasetItems items = dataset_items(ds, store);
-    const std::vector<std::string>& captions = items.captions;
-    const std::vector<ImageRequest>& requests = items.images;
-    const auto t = embed_texts(rt, captions);
-    const auto im = embed_images(rt, requests);
-    const int n = static_cast<int>(captions.size());
-    m = matrix_from_embeddings(t, im, n, n, rt.model->config().embed_dim);
-    provenance.model("scores", rt.describe());
+    std::unique_ptr<VlModel> model = f.model.open("retrieval", Ability::PairScores);
+    if (name.empty()) name = model->name();
+    if (!model->dual_encoder()) {
+      const std::size_t n = 2 * ds.examples.size();
+      std::cerr << "winokit: " << model->name() << " scores every caption with every image: "
+                << n * n << " joint forward passes (" << n << " x " << n
+                << "); --rerank K re-scores only a dual encoder's top K\n";
+    }
+    EmbedStats stats;
+    m = model_score_matrix(*model, ds, &stats);
+    nlohmann::json source = model->describe();
+    source["retrieval"] = model->dual_encoder()
+                              ? "full matrix: cosine of every caption and image embedding"
+                              : "full scoring: every caption with every image";
+    source["embeddings"] = embed_stats_json(stats);
+    provenance.model("scores", source);
   } else {
     m = load_score_matrix(f.matrix, ds);
     if (name.empty()) name = std::filesystem::path(f.matrix).stem().string();
@@ -132,7 +167,6 @@ void add_retrieval(CLI::App& app, int& exit_code) {
       *cmd, {.markdown = "Write the markdown table to a file", .quiet = "Do not print the table"});
   cmd->add_option("--matrix-out", f->matrix_out, "Write the score matrix (safetensors)");
   f->model.add_to(*cmd, /*required=*/false);
-  cmd->add_option("--head", f->head, "FLAVA: itm or contrastive (default: itm when present)");
   cmd->add_option("--rerank", f->rerank,
                   "ITM models (ViLT, FLAVA): re-score only a dual encoder's top K per query "
                   "(default: every pair, with a progress estimate)");

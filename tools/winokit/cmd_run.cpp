@@ -1,5 +1,5 @@
 // winokit run / winokit benchmarks: any registered benchmark (winokit/eval/benchmark.hpp) through
-// the shared task machinery: load, score (a CLIP checkpoint or a scores file), evaluate, report.
+// the shared task machinery: load, score (any registered model or a scores file), evaluate, report.
 #include <iostream>
 
 #include "commands.hpp"
@@ -34,10 +34,12 @@ int run(const RunFlags& f) {
     scores = benchmark.load_scores(data, f.scores);
     if (name.empty()) name = std::filesystem::path(f.scores).stem().string();
   } else {
-    ClipRuntime rt = f.model.load();
-    scores = score_items(data, rt);
-    if (name.empty()) name = model_name(f.model.model);
-    scorer = rt.describe();
+    std::unique_ptr<VlModel> model = f.model.open("run", Ability::PairScores);
+    EmbedStats stats;
+    scores = score_items(data, *model, &stats);
+    if (name.empty()) name = model->name();
+    scorer = model->describe();
+    scorer["embeddings"] = embed_stats_json(stats);
   }
   const BenchmarkSummary summary = benchmark.evaluate(data, scores, f.options);
   Provenance p;

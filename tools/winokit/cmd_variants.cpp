@@ -78,39 +78,41 @@ int run_eval(const EvalFlags& f) {
     auto v = load_variants(file, ds);
     variants.insert(variants.end(), v.begin(), v.end());
   }
-  ClipRuntime rt = f.model.load();
+  std::unique_ptr<VlModel> model = f.model.open("variants", Ability::PairScores);
   ImageStore store = ImageStore::open(ds.root, ds.images);
   DatasetItems items = dataset_items(ds, store);
-  const std::vector<ImageRequest>& requests = items.images;
   std::vector<std::string> texts = items.captions;
   for (const auto& v : variants)
     texts.push_back(v.text);
-  const auto t = embed_texts(rt, texts);
-  const auto im = embed_images(rt, requests);
-  const int dim = rt.model->config().embed_dim;
-  const double scale = rt.model->logit_scale_exp();
+  // Each example's four pairs, then each variant with its example's two images (a dual encoder
+  // embeds every text and image once; a cross-encoder runs one forward pass per pair).
+  std::vector<PairIndex> pairs;
+  for (std::size_t e = 0; e < ds.examples.size(); ++e)
+    for (std::size_t c = 0; c < 2; ++c)
+      for (std::size_t k = 0; k < 2; ++k)
+        pairs.emplace_back(2 * e + c, 2 * e + k);
+  for (std::size_t v = 0; v < variants.size(); ++v)
+    for (std::size_t k = 0; k < 2; ++k)
+      pairs.emplace_back(2 * ds.examples.size() + v, 2 * variants[v].example + k);
+  EmbedStats stats;
+  const std::vector<double> s = model->score_pairs(items.images, texts, pairs, &stats);
   std::vector<WinogroundScores> original(ds.examples.size());
-  for (std::size_t e = 0; e < ds.examples.size(); ++e) {
-    for (int c = 0; c < 2; ++c) {
-      for (int k = 0; k < 2; ++k) {
-        original[e].s[pair_index(c, k)] =
-            clip_score(&t[(2 * e + c) * dim], &im[(2 * e + k) * dim], dim, scale);
-      }
-    }
-  }
+  std::size_t at = 0;
+  for (std::size_t e = 0; e < ds.examples.size(); ++e)
+    for (int c = 0; c < 2; ++c)
+      for (int k = 0; k < 2; ++k)
+        original[e].s[pair_index(c, k)] = s[at++];
   std::vector<std::array<double, 2>> vs(variants.size());
-  for (std::size_t v = 0; v < variants.size(); ++v) {
-    const float* tv = &t[(2 * ds.examples.size() + v) * dim];
-    for (int k = 0; k < 2; ++k) {
-      vs[v][static_cast<std::size_t>(k)] =
-          clip_score(tv, &im[(2 * variants[v].example + k) * dim], dim, scale);
-    }
-  }
+  for (std::size_t v = 0; v < variants.size(); ++v)
+    for (std::size_t k = 0; k < 2; ++k)
+      vs[v][k] = s[at++];
   VariantsReport report =
       variants_report(ds, original, variants, vs, f.lambdas, !f.exclude_original);
-  report.model = model_name(f.model.model);
+  report.model = model->name();
+  nlohmann::json source = model->describe();
+  source["embeddings"] = embed_stats_json(stats);
   report.provenance =
-      Provenance().dataset(ds).model("model", rt.describe()).field("variants", f.variants).json();
+      Provenance().dataset(ds).model("model", source).field("variants", f.variants).json();
   const std::string md = variants_markdown(report);
   OutputSet out;
   f.report.add_outputs(out,

@@ -3,8 +3,6 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "flava_cli.hpp"
-#include "vilt_cli.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/data/swow.hpp"
 #include "winokit/eval/association_solver.hpp"
@@ -55,26 +53,20 @@ int run(const WinogavilFlags& f) {
   std::string supervised_md;
   nlohmann::json supervised_json;
   if (f.supervised && !with_model) throw UsageError("--supervised needs --model");
-  if (with_model && is_flava_model(f.model)) {
-    if (model_name_.empty()) model_name_ = model_name(f.model.model);
-    nlohmann::json source;
-    predictions =
-        flava_winogavil(f.model, ds, f.images, f.captions, f.supervised, f.prompt_template, source);
-    provenance.model("predictions", source);
-  } else if (with_model && is_vilt_model(f.model)) {
-    if (model_name_.empty()) model_name_ = model_name(f.model.model);
-    nlohmann::json source;
-    predictions =
-        vilt_winogavil(f.model, ds, f.images, f.captions, f.supervised, f.prompt_template, source);
-    provenance.model("predictions", source);
-  } else if (with_model) {
-    if (model_name_.empty()) model_name_ = model_name(f.model.model);
-    ClipRuntime rt = f.model.load();
+  if (with_model) {
+    // Text-only candidates and --supervised need a dual encoder's embeddings.
+    std::unique_ptr<VlModel> model =
+        !f.captions.empty() ? f.model.open("winogavil --captions", Ability::Embeddings)
+        : f.supervised      ? f.model.open("winogavil --supervised", Ability::Embeddings)
+                            : f.model.open("winogavil", Ability::PairScores);
+    if (model_name_.empty()) model_name_ = model->name();
     AssociationSolveOptions so;
     so.prompt_template = f.prompt_template;
     SolveResult solved =
-        f.images.empty() ? solve_with_captions(rt, ds, load_candidate_captions(f.captions), so)
-                         : solve_with_images(rt, ds, resolve_candidate_images(ds, f.images), so);
+        f.images.empty()
+            ? solve_with_captions(*model->dual_encoder(), ds, load_candidate_captions(f.captions),
+                                  so)
+            : solve_with_images(*model, ds, resolve_candidate_images(ds, f.images), so);
     predictions = std::move(solved.predictions);
     if (f.supervised) {
       SupervisedOptions so2;
@@ -92,14 +84,14 @@ int run(const WinogavilFlags& f) {
       supervised_md = markdown_supervised(sup, so2.seeds.size());
       supervised_json = json_supervised(sup);
     }
-    provenance.model("predictions", rt.describe())
+    provenance.model("predictions", model->describe())
         .detail("predictions", "prompt_template", f.prompt_template)
-        .detail("predictions", "candidates", f.images.empty() ? "captions (text tower)" : "images")
-        .detail("predictions", "embeddings",
-                {{"images_computed", solved.stats.images_computed},
-                 {"images_cached", solved.stats.images_cached},
-                 {"texts_computed", solved.stats.texts_computed},
-                 {"texts_cached", solved.stats.texts_cached}});
+        .detail("predictions", "candidates",
+                f.images.empty()         ? "captions (text tower)"
+                : model->dual_encoder() ? "images"
+                                        : "images (joint forward pass of the prompt with each "
+                                          "candidate)")
+        .detail("predictions", "embeddings", embed_stats_json(solved.stats));
   } else {
     predictions = predictions_from_column(ds, f.column);
     if (model_name_.empty()) {

@@ -6,8 +6,6 @@
 #include <filesystem>
 #include <iostream>
 
-#include "flava_cli.hpp"
-#include "vilt_cli.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/model/compute.hpp"
 
@@ -290,12 +288,18 @@ void ReportFlags::print(const std::string& text) const {
 namespace winokit::cli {
 
 void ModelFlags::add_to(CLI::App& app, bool required) {
-  auto* opt = app.add_option(
-      "--model", model,
-      "Checkpoint: CLIP (a Hugging Face or OpenCLIP folder, or OpenAI's .pt file: RN50.pt, "
-      "ViT-B-32.pt, ...), a ViLT folder (eval, score, winogavil, retrieval, heatmap) or a "
-      "FLAVA folder (eval, score, winogavil, retrieval)");
+  std::string families;
+  for (const ModelFamily& f : model_families())
+    families += (families.empty() ? "" : ", ") + f.name;
+  auto* opt = app.add_option("--model", model,
+                             "Checkpoint folder or file of any registered model family (" +
+                                 families +
+                                 "; `winokit models` lists them and what each can do); the "
+                                 "family is read from the checkpoint");
   if (required) opt->required();
+  app.add_option("--head", head,
+                 "Score head, for models with several (FLAVA: itm or contrastive; BLIP: itm or "
+                 "itc); default: the family's (`winokit models`)");
   app.add_option("--threads", threads, "Compute threads (0: all cores)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
@@ -313,25 +317,40 @@ void ModelFlags::add_to(CLI::App& app, bool required) {
                  "Tokenizer folder (vocab.json + merges.txt) or bpe_simple_vocab_16e6.txt.gz");
 }
 
-ClipRunOptions ModelFlags::options() const {
-  ClipRunOptions o;
+ModelOptions ModelFlags::options() const {
+  ModelOptions o;
   o.batch_size = batch_size;
   o.use_cache = !no_cache;
   if (!cache_dir.empty()) o.cache_dir = cache_dir;
-  if (!preprocess.empty()) {
-    o.pipeline = preprocess == "hf" ? PreprocessPipeline::Hf : PreprocessPipeline::OpenAi;
-  }
-  if (!tokenizer.empty()) o.tokenizer = tokenizer;
+  o.preprocess = preprocess;
+  o.tokenizer = tokenizer;
+  o.head = head;
   if (!quiet_progress) o.on_progress = progress_bar();
   return o;
 }
 
-ClipRuntime ModelFlags::load() const {
-  if (is_vilt_checkpoint(model)) refuse_vilt(model);  // ViLT: see vilt_cli.hpp
-  // FLAVA: see flava_cli.hpp
-  if (is_flava_checkpoint(model)) refuse_flava(model);
+std::unique_ptr<VlModel> ModelFlags::open() const {
   set_compute_threads(threads);
-  return ClipRuntime::load(model, options());
+  const ModelFamily& family = find_model_family(model);
+  // Start-up (reading, hashing and packing the weights) takes seconds on a real checkpoint:
+  // say so, and how long it took, rather than sit silent.
+  const bool tell = !quiet_progress;
+  if (tell) progress_note("loading the " + family.name + " checkpoint " + model + " ...");
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<VlModel> m = family.open(model, options());
+  if (tell) {
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.1f",
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    progress_note(m->name() + " loaded in " + std::string(secs) + " s");
+  }
+  return m;
+}
+
+std::unique_ptr<VlModel> ModelFlags::open(const std::string& command, Ability ability) const {
+  std::unique_ptr<VlModel> m = open();
+  require(*m, ability, command);
+  return m;
 }
 
 namespace {
@@ -448,11 +467,5 @@ void progress_note(const std::string& line) {
   std::fflush(stderr);
 }
 
-std::string model_name(const std::string& dir) {
-  std::filesystem::path p(dir);
-  while (!p.empty() && p.filename().empty())
-    p = p.parent_path();
-  return p.filename().string();
-}
 
 }  // namespace winokit::cli

@@ -111,22 +111,25 @@ struct ReportFlags {
 
 #include <memory>
 
-#include "winokit/eval/clip_scorer.hpp"
+#include "winokit/eval/model_scorer.hpp"
 
 namespace winokit::cli {
 
-// Flags of every subcommand that runs a CLIP checkpoint.
+// Flags of every subcommand that runs a model (any registered family).
 struct ModelFlags {
-  std::string model, tokenizer, preprocess, cache_dir;
+  std::string model, tokenizer, preprocess, cache_dir, head;
   int threads = 0;
   int batch_size = 32;
   bool no_cache = false;
   bool quiet_progress = false;
   // `required`: --model must be given.
   void add_to(CLI::App& app, bool required);
-  // Sets the thread count, loads the checkpoint and tokenizer.
-  ClipRuntime load() const;
-  ClipRunOptions options() const;
+  ModelOptions options() const;
+  // Sets the thread count and opens the checkpoint through the registry (the family is read
+  // from the checkpoint), with a note on stderr while it loads.
+  std::unique_ptr<VlModel> open() const;
+  // The same, refused with the one message (require) when the model cannot do `ability`.
+  std::unique_ptr<VlModel> open(const std::string& command, Ability ability) const;
 };
 
 // Progress of a long stage on stderr. On a terminal, a one-line bar: done/total, the rate over
@@ -140,7 +143,5 @@ std::function<void(const std::string&, std::size_t, std::size_t)> progress_bar()
 // One status line on stderr ("winokit: LINE"), for a step that has no count (loading a model).
 void progress_note(const std::string& line);
 
-// The short name of a checkpoint folder ("clip-vit-base-patch32").
-std::string model_name(const std::string& dir);
 
 }  // namespace winokit::cli

@@ -1,10 +1,10 @@
-// Solving WinoGAViL associations with CLIP, zero-shot: each candidate image (or, text-only,
+// Solving WinoGAViL associations with any model, zero-shot: each candidate image (or, text-only,
 // each candidate's caption) is scored against a prompt made from the cue, "A <cue>" or
 // "An <cue>" by the cue's first letter being a vowel (as the original code does; the template
 // is configurable), and the k best are selected, ties broken by candidate order.
 //
 //   auto images = winokit::resolve_candidate_images(ds, "images/");   // lists every missing one
-//   auto solved = winokit::solve_with_images(runtime, ds, images, {});
+//   auto solved = winokit::solve_with_images(*model, ds, images, {});   // a VlModel
 //   auto r = winokit::evaluate_associations(ds, solved.predictions, {});
 #pragma once
 
@@ -15,7 +15,7 @@
 
 #include "winokit/data/winogavil.hpp"
 #include "winokit/eval/association.hpp"
-#include "winokit/model/embedding_runtime.hpp"
+#include "winokit/model/vl_model.hpp"
 
 #include "winokit/core/layer.hpp"
 WINOKIT_LAYER(eval);
@@ -49,10 +49,14 @@ struct SolveResult {
 std::vector<std::string> select_top_k(const std::vector<std::string>& candidates,
                                       const std::vector<double>& scores, int k);
 
-SolveResult solve_with_images(const ClipRuntime& rt, const AssociationDataset& ds,
+// Any model: a dual encoder scores the prompt's embedding with each candidate's (and the
+// embeddings are kept in the result, for --supervised); a cross-encoder scores the prompt
+// jointly with each candidate image.
+SolveResult solve_with_images(const VlModel& model, const AssociationDataset& ds,
                               const std::map<std::string, std::filesystem::path>& images,
                               const AssociationSolveOptions& options);
-SolveResult solve_with_captions(const ClipRuntime& rt, const AssociationDataset& ds,
+// Text-only candidates: a dual encoder's text embeddings of the candidates' captions.
+SolveResult solve_with_captions(const DualEncoder& encoder, const AssociationDataset& ds,
                                 const std::map<std::string, std::string>& captions,
                                 const AssociationSolveOptions& options);
 

@@ -10,7 +10,7 @@
 //
 //   const winokit::Benchmark& b = winokit::find_benchmark("winoground");  // UsageError lists names
 //   winokit::BenchmarkData data = b.load({.data = "winoground/"});
-//   std::vector<winokit::ItemScores> s = winokit::score_items(data, runtime);  // or b.load_scores
+//   std::vector<winokit::ItemScores> s = winokit::score_items(data, *model);  // or b.load_scores
 //   winokit::BenchmarkSummary summary = b.evaluate(data, s, {.seed = 0});
 //
 // Adding a benchmark: its loader in data/, its metrics in eval/, a class implementing Benchmark
@@ -28,7 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "winokit/model/embedding_runtime.hpp"
+#include "winokit/model/vl_model.hpp"
 
 #include "winokit/core/layer.hpp"
 WINOKIT_LAYER(eval);
@@ -105,9 +105,10 @@ class Benchmark {
                                     const BenchmarkOptions& options) const = 0;
 };
 
-// Scores every (text, image) pair of every item with a CLIP runtime: exp(logit_scale) * cosine,
-// each distinct text and image embedded once (through the cache).
-std::vector<ItemScores> score_items(const BenchmarkData& data, const ClipRuntime& runtime);
+// Scores every (text, image) pair of every item with any model (VlModel::score_pairs: each
+// distinct text and image encoded once, through the caches).
+std::vector<ItemScores> score_items(const BenchmarkData& data, const VlModel& model,
+                                    EmbedStats* stats = nullptr);
 
 // The registered benchmarks, in registration order.
 const std::vector<std::unique_ptr<Benchmark>>& benchmarks();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "winokit/model/embedding_runtime.hpp"
+#include "winokit/model/vl_model.hpp"
 
 #include "winokit/core/layer.hpp"
 WINOKIT_LAYER(eval);
@@ -41,5 +42,23 @@ std::array<std::uint8_t, 3> heat_pixel(const std::array<float, 3>& rgb, float he
 // The image with the map overlaid (min-max scaled, heat_pixel), as a PNG.
 std::string render_heatmap_png(const std::vector<float>& pixels, const PreprocessConfig& cfg,
                                const std::vector<float>& map, int grid, int side);
+
+// ---- word-region alignment of any model that offers it (Ability::Alignment) ----
+// What the maps of a model show (the report's title, method and colour-scale ends).
+struct AlignmentMethod {
+  std::string title, method, scale_low, scale_high;
+};
+// One image with one caption: a PNG per caption token (the map over the image).
+struct AlignmentPanel {
+  std::size_t image = 0, caption = 0;
+  std::vector<std::pair<std::string, std::string>> maps;  // (token, PNG)
+  std::string note;  // "score 0.8123", or empty
+};
+// UsageError (require) when the model has no alignment.
+AlignmentMethod alignment_method(const VlModel& model);
+// Every image with every caption: images x captions panels, image-major.
+std::vector<AlignmentPanel> alignment_panels(const VlModel& model,
+                                             const std::vector<ImageBytes>& images,
+                                             const std::vector<std::string>& captions);
 
 }  // namespace winokit

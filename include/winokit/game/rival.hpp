@@ -1,7 +1,7 @@
-// The WinoGAViL game's rival AI: the interface a round asks for the model's picks, and CLIP
-// zero-shot as the default rival (ViLT is in game/vilt_rival.hpp).
+// The WinoGAViL game's rival AI: the interface a round asks for the model's picks, and any
+// registered model zero-shot as the rival (the prompt "A/An <cue>" scored with each candidate).
 //
-//   auto rival = winokit::make_clip_rival(runtime, pool, /*random_weights=*/false);
+//   auto rival = winokit::make_model_rival(winokit::open_model(dir, {}), pool, false);
 //   std::vector<std::string> picks = rival->pick("beach", {"sea", "sun", "owl"}, 2);
 #pragma once
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "winokit/model/embedding_runtime.hpp"
+#include "winokit/model/vl_model.hpp"
 
 #include "winokit/core/layer.hpp"
 WINOKIT_LAYER(game);
@@ -28,10 +28,12 @@ class Rival {
   virtual bool random_weights() const = 0;
 };
 
-// CLIP zero-shot with the prompt "A/An <cue>" over the pool's image embeddings, computed once
-// (through the embedding cache) when the rival is made; ties broken by candidate order.
-std::unique_ptr<Rival> make_clip_rival(const ClipRuntime& runtime,
-                                       const std::map<std::string, std::filesystem::path>& pool,
-                                       bool random_weights);
+// The model zero-shot with the prompt "A/An <cue>": the pool's images are encoded once when the
+// rival is made (VlModel::prepare_images: a dual encoder's embeddings through the cache, a
+// cross-encoder's image encodings in memory); each pick scores the prompt with the candidates,
+// one pick at a time; ties broken by candidate order. The rival owns the model.
+std::unique_ptr<Rival> make_model_rival(std::unique_ptr<VlModel> model,
+                                        const std::map<std::string, std::filesystem::path>& pool,
+                                        bool random_weights);
 
 }  // namespace winokit

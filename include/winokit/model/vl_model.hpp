@@ -91,6 +91,7 @@ struct TowerOutput {
   // tokens of each layer's states (vision: every token, class token included; text: positions
   // up to and including end-of-text), after the embeddings (ln_pre for vision) and each block.
   std::vector<float> hidden_mean, hidden_max;
+  int levels = 0, width = 0;  // of the states: layers + 1, and the tower's width
 };
 
 struct EncodeOptions {
@@ -179,6 +180,8 @@ void require(const VlModel& model, Ability ability, const std::string& command);
 struct ModelFamily {
   std::string name;         // "siglip"
   std::string description;  // one line for `winokit models`
+  std::vector<Ability> abilities;  // what its models can do
+  std::vector<std::string> heads;  // selectable heads, the default first (empty: one score)
   // The checkpoint (a folder or a file) is of this family: a folder's config.json model_type,
   // an OpenCLIP config, a .pt archive...
   std::function<bool(const std::filesystem::path&)> recognises;
@@ -191,6 +194,11 @@ const ModelFamily& find_model_family(const std::filesystem::path& checkpoint);
 // Opens any registered model: the family is picked from the checkpoint.
 std::unique_ptr<VlModel> open_model(const std::filesystem::path& checkpoint,
                                     const ModelOptions& options);
+
+// The model of `winokit demo` and of the game's test rival when no --model is given: a
+// ViT-B/32-shaped CLIP with seeded random weights made in memory and the byte-level tokenizer,
+// so it needs no files (its name: "clip-random-vit-b32").
+std::unique_ptr<VlModel> random_demo_model(std::uint64_t seed, const ModelOptions& options);
 
 // A folder's config.json "model_type" (also under "text_config"/"vision_config" parents), or ""
 // when it has none: for the families' recognises().

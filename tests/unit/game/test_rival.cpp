@@ -19,11 +19,11 @@ TEST(GameRival, AgreesWithTheZeroShotSolver) {
   const auto model = shared / "golden/clip/models/tiny-quickgelu-hf";
   if (!std::filesystem::exists(model / "config.json")) GTEST_SKIP() << "no golden checkpoint";
   test::TempDir dir;
-  ClipRunOptions o;
+  ModelOptions o;
   o.use_cache = false;
-  const ClipRuntime rt = ClipRuntime::load(model, o);
+  const std::unique_ptr<VlModel> m = open_model(model, o);
   const auto pool = scan_image_pool(shared / "golden/clip/images", 12);
-  auto rival = make_clip_rival(rt, pool, false);
+  auto rival = make_model_rival(open_model(model, o), pool, false);
   std::vector<std::string> names;
   for (const auto& [name, path] : pool)
     names.push_back(name);
@@ -36,7 +36,7 @@ TEST(GameRival, AgreesWithTheZeroShotSolver) {
            csv_escape(json({cands[0], cands[1], cands[2]}).dump()) + "," + std::to_string(i) + "\n";
   }
   const AssociationDataset ds = parse_winogavil(csv, "rival.csv");
-  const SolveResult solved = solve_with_images(rt, ds, pool, {});
+  const SolveResult solved = solve_with_images(*m, ds, pool, {});
   for (std::size_t i = 0; i < ds.instances.size(); ++i) {
     const auto& inst = ds.instances[i];
     EXPECT_EQ(rival->pick(inst.cue, inst.candidates, inst.k()), solved.predictions[i]) << inst.cue;

@@ -1,11 +1,7 @@
-// ViLT as a Winoground pair scorer (4 joint forward passes per example, the image side computed
-// once per image) and ViLT's word-patch alignment maps (IPOT optimal transport between caption
-// tokens and image patches, as dandelin/ViLT's demo.py draws them; the Winoground paper's
-// Figure 4).
+// ViLT's word-patch alignment maps (IPOT optimal transport between caption tokens and image
+// patches, as dandelin/ViLT's demo.py draws them; the Winoground paper's Figure 4). ViLT's pair
+// scores are the model interface's (winokit/model/vilt_family.hpp).
 //
-//   winokit::ViltRuntime rt = winokit::ViltRuntime::load("vilt-b32-finetuned-coco/", {});
-//   auto scorer = winokit::make_vilt_scorer(rt, "vilt-coco");
-//   auto scores = scorer->score(dataset);  // rank logit, or P(match) for an ITM checkpoint
 //   winokit::ViltAlignment a = winokit::vilt_word_patch_alignment(rt, bytes, "a dog bites");
 #pragma once
 
@@ -14,29 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "winokit/eval/association_solver.hpp"
-#include "winokit/eval/retrieval.hpp"
-#include "winokit/eval/scorer.hpp"
 #include "winokit/model/vilt_family.hpp"
 
 #include "winokit/core/layer.hpp"
 WINOKIT_LAYER(eval);
 
 namespace winokit {
-
-// s(c, i): the rank logit or P(match); 4 joint forward passes per Winoground example.
-std::unique_ptr<Scorer> make_vilt_scorer(const ViltRuntime& runtime, std::string name);
-
-// WinoGAViL with ViLT: the prompt made from the cue ("A/An <cue>" by default) is scored jointly
-// with each candidate image, and the k best are selected (ties by candidate order). Each image
-// is embedded once; SolveResult's embeddings stay empty (no dual-encoder embeddings exist).
-SolveResult vilt_solve_with_images(const ViltRuntime& rt, const AssociationDataset& ds,
-                                   const std::map<std::string, std::filesystem::path>& images,
-                                   const AssociationSolveOptions& options);
-
-// Retrieval with ViLT: every caption scored with every image (2N x 2N joint forward passes;
-// on_progress reports the pairs).
-ScoreMatrix vilt_score_matrix(const ViltRuntime& rt, const WinogroundDataset& dataset);
 
 // ---- word-patch alignment (Figure 4 of the Winoground paper, after ViLT's demo.py) ----
 struct ViltAlignment {

@@ -1,0 +1,351 @@
+// BLIP as a VlModel (the registry's "blip" family): pair scores with the ITM or ITC head, every
+// image encoded once, every caption tokenised once, pairs batched, all through the pair cache.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "winokit/core/error.hpp"
+#include "winokit/io/image_decode.hpp"
+#include "winokit/model/blip_model.hpp"
+#include "winokit/model/compute.hpp"
+#include "winokit/model/wordpiece.hpp"
+
+namespace winokit {
+
+namespace fs = std::filesystem;
+
+bool is_blip_checkpoint(const fs::path& checkpoint) {
+  return checkpoint_model_type(checkpoint) == "blip";
+}
+
+namespace {
+
+// At most this many encoded images are held while their pairs wait for a forward: an image's
+// cross-attention keys and values are tokens x 2 x text width per text layer (42 MB at
+// blip-itm-base's shapes). Which pairs share a forward never changes a score's bits.
+constexpr std::size_t kMaxLiveImages = 8;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+class BlipVlModel final : public VlModel {
+ public:
+  BlipVlModel(const fs::path& checkpoint, const ModelOptions& options, BlipHead head)
+      : checkpoint_(checkpoint), options_(options), head_(head) {
+    model_ = std::make_unique<BlipModel>(BlipModel::load(checkpoint));
+    tokenizer_ = std::make_unique<WordPieceTokenizer>(WordPieceTokenizer::load(checkpoint));
+    const BlipConfig& c = model_->config();
+    if (tokenizer_->vocab_size() > static_cast<std::size_t>(c.vocab_size)) {
+      throw InputError({(checkpoint / "vocab.txt").string(), 0, ""},
+                       "the vocabulary has " + std::to_string(tokenizer_->vocab_size()) +
+                           " tokens but the model's vocab_size is " + std::to_string(c.vocab_size));
+    }
+    pad_id_ = tokenizer_->id("[PAD]");
+    // Weights, kernels, head, shapes and vocabulary: what a cached score depends on (the image
+    // processor is part of each pair's key).
+    signature_ = "blip\n" + model_->weights_id() + "\n" + kernel_version() +
+                 "\nhead=" + to_string(head_) + "\n" + c.to_json().dump() + "\n" +
+                 tokenizer_->vocab_sha256();
+  }
+
+  std::string family() const override { return "blip"; }
+  std::string name() const override {
+    return checkpoint_name(checkpoint_) + "-" + to_string(head_);  // blip-itm-base-coco-itm
+  }
+  std::vector<Ability> abilities() const override { return {Ability::PairScores}; }
+  std::vector<std::string> heads() const override { return {"itm", "itc"}; }
+  std::string head() const override { return to_string(head_); }
+  std::string retrieval_head() const override { return "itc"; }
+  std::string score_name() const override { return head_ == BlipHead::Itm ? "P(match)" : "cos"; }
+
+  nlohmann::json describe() const override {
+    const BlipConfig& c = model_->config();
+    return {{"kind", "blip"},
+            {"family", "blip"},
+            {"model", checkpoint_.string()},
+            {"weights_sha256", model_->weights_id()},
+            {"config", c.to_json()},
+            {"head", to_string(head_)},
+            {"score", head_ == BlipHead::Itm
+                          ? "ITM softmax probability of match (itm_head on the text encoder's "
+                            "[CLS] state, with cross-attention to the image)"
+                          : "ITC cosine of normalize(vision_proj(image [CLS])) and "
+                            "normalize(text_proj(text [CLS])), text encoder without the image, "
+                            "no logit scale"},
+            {"tokenizer",
+             {{"kind", "BERT WordPiece"},
+              {"vocab_sha256", tokenizer_->vocab_sha256()},
+              {"lower_case", tokenizer_->options().lower_case},
+              {"special_ids",
+               {{"cls", tokenizer_->cls_id()},
+                {"sep", tokenizer_->sep_id()},
+                {"pad", pad_id_},
+                {"unk", tokenizer_->unk_id()}}},
+              {"first_token", "[CLS] (Hugging Face BlipProcessor; not LAVIS's [ENC])"},
+              {"max_length", c.max_text_len},
+              {"truncation", "to max_position_embeddings, [SEP] last"}}},
+            {"preprocess", c.preprocess_json()},
+            {"precision", "float32"},
+            {"compute", compute_record()},
+            {"threads", compute_threads()},
+            {"batch_size", options_.batch_size}};
+  }
+
+  std::vector<double> score_pairs(const std::vector<ImageRequest>& images,
+                                  const std::vector<std::string>& captions,
+                                  const std::vector<PairIndex>& pairs,
+                                  EmbedStats* stats) const override {
+    // cached_pair_scores checks the indices and refuses a non-finite score naming its pair.
+    return cached_pair_scores(
+        images, captions, pairs, options_, signature_, model_->config().preprocess_json().dump(),
+        stats, [&](const std::vector<std::size_t>& misses) {
+          return head_ == BlipHead::Itm ? itm_scores(images, captions, pairs, misses, stats)
+                                        : itc_scores(images, captions, pairs, misses, stats);
+        });
+  }
+
+  std::unique_ptr<PreparedImages> prepare_images(
+      const std::vector<ImageRequest>& images) const override;
+
+  // For PreparedImages: pairs (ids, image) scored with the head, in one batch per batch_size.
+  std::vector<double> score_encoded(const std::vector<const std::vector<int>*>& ids,
+                                    const std::vector<const BlipImageEmbeds*>& ims) const {
+    std::vector<double> out(ids.size());
+    const std::size_t batch = static_cast<std::size_t>(std::max(1, options_.batch_size));
+    const int D = model_->config().embed_dim;
+    for (std::size_t b = 0; b < ids.size(); b += batch) {
+      const std::size_t e = std::min(ids.size(), b + batch);
+      const std::vector<const std::vector<int>*> bi(ids.begin() + static_cast<std::ptrdiff_t>(b),
+                                                    ids.begin() + static_cast<std::ptrdiff_t>(e));
+      const std::vector<const BlipImageEmbeds*> bm(ims.begin() + static_cast<std::ptrdiff_t>(b),
+                                                   ims.begin() + static_cast<std::ptrdiff_t>(e));
+      if (head_ == BlipHead::Itm) {
+        const std::vector<float> logits = model_->itm_logits(bi, bm);
+        for (std::size_t k = b; k < e; ++k)
+          out[k] = blip_itm_probability(&logits[(k - b) * 2]);
+      } else {
+        const std::vector<float> f = model_->text_features(bi);
+        for (std::size_t k = b; k < e; ++k)
+          out[k] =
+              blip_cosine(bm[k - b]->feature.data(), &f[(k - b) * static_cast<std::size_t>(D)], D);
+      }
+    }
+    return out;
+  }
+  BlipImageEmbeds encode_request(const ImageRequest& image) const {
+    return encode(image, head_ == BlipHead::Itm);
+  }
+  std::vector<int> encode_caption(const std::string& caption) const {
+    return tokenizer_->encode(caption, model_->config().max_text_len);
+  }
+
+ private:
+  BlipImageEmbeds encode(const ImageRequest& image, bool with_cross) const {
+    const std::vector<float> px = blip_preprocess(decode_image(image.read()), model_->config());
+    return model_->encode_image(px.data(), with_cross);
+  }
+
+  // The ids of each caption that a miss needs, tokenised once.
+  std::map<std::size_t, std::vector<int>> tokenize(const std::vector<std::string>& captions,
+                                                   const std::vector<PairIndex>& pairs,
+                                                   const std::vector<std::size_t>& misses,
+                                                   EmbedStats* stats) const {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::map<std::size_t, std::vector<int>> ids;
+    for (std::size_t k : misses) {
+      const std::size_t c = pairs[k].first;
+      if (!ids.count(c))
+        ids.emplace(c, tokenizer_->encode(captions[c], model_->config().max_text_len));
+    }
+    if (stats) stats->text_seconds += seconds_since(t0);
+    return ids;
+  }
+
+  void progress(std::size_t done, std::size_t total) const {
+    if (options_.on_progress) options_.on_progress("pairs", done, total);
+  }
+
+  std::vector<double> itm_scores(const std::vector<ImageRequest>& images,
+                                 const std::vector<std::string>& captions,
+                                 const std::vector<PairIndex>& pairs,
+                                 const std::vector<std::size_t>& misses, EmbedStats* stats) const {
+    const std::map<std::size_t, std::vector<int>> ids = tokenize(captions, pairs, misses, stats);
+    if (stats) stats->texts_computed += ids.size();
+    // Misses grouped by image: each image is read and encoded once, held until its last pair
+    // has been through a forward.
+    std::map<std::size_t, std::vector<std::size_t>> by_image;
+    for (std::size_t k = 0; k < misses.size(); ++k)
+      by_image[pairs[misses[k]].second].push_back(k);
+    std::vector<double> out(misses.size());
+    const std::size_t batch = static_cast<std::size_t>(std::max(1, options_.batch_size));
+    std::size_t done = 0;
+    std::map<std::size_t, BlipImageEmbeds> live;
+    std::vector<std::size_t> queue;  // positions in misses waiting for a forward
+    auto flush = [&](std::optional<std::size_t> keep) {
+      if (!queue.empty()) {
+        std::vector<const std::vector<int>*> bi;
+        std::vector<const BlipImageEmbeds*> bm;
+        for (std::size_t k : queue) {
+          bi.push_back(&ids.at(pairs[misses[k]].first));
+          bm.push_back(&live.at(pairs[misses[k]].second));
+        }
+        const std::vector<float> logits = model_->itm_logits(bi, bm);
+        for (std::size_t q = 0; q < queue.size(); ++q)
+          out[queue[q]] = blip_itm_probability(&logits[q * 2]);
+        done += queue.size();
+        queue.clear();
+        progress(done, misses.size());
+      }
+      for (auto it = live.begin(); it != live.end();)
+        it = keep && it->first == *keep ? std::next(it) : live.erase(it);
+    };
+    for (const auto& [image, list] : by_image) {
+      if (live.size() >= kMaxLiveImages) flush(std::nullopt);
+      const auto t0 = std::chrono::steady_clock::now();
+      live.emplace(image, encode(images[image], /*with_cross=*/true));
+      if (stats) {
+        stats->image_seconds += seconds_since(t0);
+        ++stats->images_computed;
+      }
+      for (std::size_t k : list) {
+        queue.push_back(k);
+        if (queue.size() >= batch) flush(image);
+      }
+    }
+    flush(std::nullopt);
+    return out;
+  }
+
+  std::vector<double> itc_scores(const std::vector<ImageRequest>& images,
+                                 const std::vector<std::string>& captions,
+                                 const std::vector<PairIndex>& pairs,
+                                 const std::vector<std::size_t>& misses, EmbedStats* stats) const {
+    const std::map<std::size_t, std::vector<int>> ids = tokenize(captions, pairs, misses, stats);
+    const int D = model_->config().embed_dim;
+    const std::size_t batch = static_cast<std::size_t>(std::max(1, options_.batch_size));
+    // Text features, batch_size captions per forward.
+    std::map<std::size_t, std::vector<float>> text;
+    {
+      const auto t0 = std::chrono::steady_clock::now();
+      std::vector<std::size_t> order;
+      for (const auto& [c, v] : ids)
+        order.push_back(c);
+      for (std::size_t b = 0; b < order.size(); b += batch) {
+        std::vector<const std::vector<int>*> bi;
+        const std::size_t e = std::min(order.size(), b + batch);
+        for (std::size_t k = b; k < e; ++k)
+          bi.push_back(&ids.at(order[k]));
+        const std::vector<float> f = model_->text_features(bi);
+        for (std::size_t k = b; k < e; ++k) {
+          const float* row = &f[(k - b) * static_cast<std::size_t>(D)];
+          text.emplace(order[k], std::vector<float>(row, row + D));
+        }
+      }
+      if (stats) {
+        stats->text_seconds += seconds_since(t0);
+        stats->texts_computed += order.size();
+      }
+    }
+    std::map<std::size_t, std::vector<std::size_t>> by_image;
+    for (std::size_t k = 0; k < misses.size(); ++k)
+      by_image[pairs[misses[k]].second].push_back(k);
+    std::vector<double> out(misses.size());
+    std::size_t done = 0;
+    for (const auto& [image, list] : by_image) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const BlipImageEmbeds e = encode(images[image], /*with_cross=*/false);
+      if (stats) {
+        stats->image_seconds += seconds_since(t0);
+        ++stats->images_computed;
+      }
+      for (std::size_t k : list)
+        out[k] = blip_cosine(e.feature.data(), text.at(pairs[misses[k]].first).data(), D);
+      done += list.size();
+      progress(done, misses.size());
+    }
+    return out;
+  }
+
+  fs::path checkpoint_;
+  ModelOptions options_;
+  BlipHead head_;
+  std::unique_ptr<BlipModel> model_;
+  std::unique_ptr<WordPieceTokenizer> tokenizer_;
+  int pad_id_ = 0;
+  std::string signature_;
+};
+
+// The pool's image encodings kept in memory (with their cross-attention keys for ITM); each call
+// tokenises its captions and scores with the model's head.
+class BlipPreparedImages final : public PreparedImages {
+ public:
+  BlipPreparedImages(const BlipVlModel& model, const std::vector<ImageRequest>& images)
+      : model_(model) {
+    for (const ImageRequest& r : images)
+      images_.push_back(model_.encode_request(r));
+  }
+  std::vector<double> score(const std::vector<std::string>& captions,
+                            const std::vector<PairIndex>& pairs) const override {
+    std::lock_guard<std::mutex> lock(mutex_);  // one forward pass at a time
+    std::vector<std::vector<int>> ids;
+    for (const auto& c : captions)
+      ids.push_back(model_.encode_caption(c));
+    // Pairs grouped by image (adjacent pairs share the packed cross-attention keys); a score's
+    // bits do not depend on the grouping.
+    std::vector<std::size_t> order(pairs.size());
+    for (std::size_t p = 0; p < pairs.size(); ++p) {
+      if (pairs[p].first >= captions.size() || pairs[p].second >= images_.size()) {
+        throw UsageError("BLIP: pair index out of range");
+      }
+      order[p] = p;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return pairs[a].second < pairs[b].second;
+    });
+    std::vector<const std::vector<int>*> bi;
+    std::vector<const BlipImageEmbeds*> bm;
+    for (std::size_t p : order) {
+      bi.push_back(&ids[pairs[p].first]);
+      bm.push_back(&images_[pairs[p].second]);
+    }
+    const std::vector<double> s = model_.score_encoded(bi, bm);
+    std::vector<double> out(pairs.size());
+    for (std::size_t k = 0; k < order.size(); ++k)
+      out[order[k]] = s[k];
+    return out;
+  }
+
+ private:
+  const BlipVlModel& model_;
+  std::vector<BlipImageEmbeds> images_;
+  mutable std::mutex mutex_;
+};
+
+std::unique_ptr<PreparedImages> BlipVlModel::prepare_images(
+    const std::vector<ImageRequest>& images) const {
+  return std::make_unique<BlipPreparedImages>(*this, images);
+}
+
+}  // namespace
+
+std::unique_ptr<VlModel> open_blip(const fs::path& checkpoint, const ModelOptions& options) {
+  if (!options.preprocess.empty()) {
+    throw UsageError(
+        "--preprocess is for CLIP; BLIP uses its own image processor "
+        "(preprocessor_config.json)");
+  }
+  if (!options.tokenizer.empty()) {
+    throw UsageError("--tokenizer is for CLIP; BLIP reads vocab.txt from its checkpoint folder");
+  }
+  if (!options.head.empty() && options.head != "itm" && options.head != "itc") {
+    throw UsageError("--head: BLIP's heads are itm and itc, not '" + options.head + "'");
+  }
+  const BlipHead head = options.head.empty() ? BlipHead::Itm : parse_blip_head(options.head);
+  return std::make_unique<BlipVlModel>(checkpoint, options, head);
+}
+
+}  // namespace winokit
