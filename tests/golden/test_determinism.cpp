@@ -24,6 +24,7 @@
 #include "winokit/model/compute.hpp"
 #include "winokit/model/gpt2_model.hpp"
 #include "winokit/model/preprocess.hpp"
+#include "winokit/model/siglip_model.hpp"
 #include "winokit/model/vilt_model.hpp"
 #include "winokit/model/wordpiece.hpp"
 
@@ -166,6 +167,42 @@ TEST(DeterminismAllFamilies, ClipResNetImages) {
         return model.encode_images(cycled.data() + static_cast<std::size_t>(first) * per, count)
             .embeds;
       });
+}
+
+// SigLIP: the image tower (with its attention pooling head) on the goldens' pixels, the text
+// tower without and with the padding mask (the masked attention is winokit's own loop).
+TEST(DeterminismAllFamilies, SiglipImagesAndTexts) {
+  const fs::path dir = kFixtures / "siglip" / "tiny-a";
+  const SiglipModel model = SiglipModel::load(dir);
+  const SiglipTokenizer tok = SiglipTokenizer::from_directory(dir);
+  const auto expected = read_safetensors_f32(kFixtures / "siglip" / "expected.safetensors");
+  std::vector<std::vector<float>> images;
+  for (const auto& [name, t] : expected) {
+    if (name.rfind("a/pixel_values/", 0) == 0) images.push_back(t.second);
+  }
+  ASSERT_EQ(images.size(), 5u);
+  const std::size_t per = images[0].size();
+  std::vector<float> cycled;
+  for (int i = 0; i < kItems; ++i)
+    cycled.insert(cycled.end(), images[static_cast<std::size_t>(i) % images.size()].begin(),
+                  images[static_cast<std::size_t>(i) % images.size()].end());
+  const std::size_t dim = static_cast<std::size_t>(model.config().embed_dim());
+  check_batches("SigLIP images", dim, [&](int first, int count) {
+    return model.encode_images(cycled.data() + static_cast<std::size_t>(first) * per, count);
+  });
+  const auto captions = nlohmann::json::parse(read_file(kFixtures / "siglip" / "tokens.json"))["a"];
+  std::vector<SiglipTokens> tokens;
+  for (const auto& c : captions)
+    tokens.push_back(tok.encode(c["text"].get<std::string>()));
+  for (bool masked : {false, true}) {
+    check_batches(std::string("SigLIP texts") + (masked ? " masked" : ""), dim,
+                  [&](int first, int count) {
+                    std::vector<SiglipTokens> batch;
+                    for (int i = 0; i < count; ++i)
+                      batch.push_back(tokens[static_cast<std::size_t>(first + i) % tokens.size()]);
+                    return model.encode_texts(batch, masked);
+                  });
+  }
 }
 
 TEST(DeterminismAllFamilies, Gpt2LogProbabilities) {
