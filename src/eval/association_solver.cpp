@@ -159,10 +159,14 @@ SolveResult solve_with_images(const VlModel& model, const AssociationDataset& ds
     }
   }
   const std::vector<double> s = model.score_pairs(requests, prompts, pairs, &r.stats);
+  require_finite(model, s, [&](std::size_t k) {
+    return "prompt '" + prompts[pairs[k].first] + "' with image " + requests[pairs[k].second].name;
+  });
   std::size_t at = 0;
   for (const auto& inst : ds.instances) {
-    std::vector<double> scores(s.begin() + static_cast<std::ptrdiff_t>(at),
-                               s.begin() + static_cast<std::ptrdiff_t>(at + inst.candidates.size()));
+    std::vector<double> scores(
+        s.begin() + static_cast<std::ptrdiff_t>(at),
+        s.begin() + static_cast<std::ptrdiff_t>(at + inst.candidates.size()));
     at += inst.candidates.size();
     r.predictions.push_back(select_top_k(inst.candidates, scores, inst.k()));
     r.scores.push_back(std::move(scores));

@@ -126,6 +126,9 @@ std::vector<ItemScores> score_items(const BenchmarkData& data, const VlModel& mo
       }
   }
   const std::vector<double> s = model.score_pairs(images, texts, pairs, stats);
+  require_finite(model, s, [&](std::size_t k) {
+    return "text '" + texts[pairs[k].first] + "' with image " + images[pairs[k].second].name;
+  });
   std::vector<ItemScores> out;
   out.reserve(data.items.size());
   for (const auto& item : data.items) {

@@ -153,16 +153,17 @@ std::vector<AlignmentPanel> alignment_panels(const VlModel& model,
     for (std::size_t k = 0; k < images.size(); ++k) {
       for (std::size_t q = 0; q < captions.size(); ++q) {
         const ViltAlignment a = vilt_word_patch_alignment(*rt, images[k], captions[q]);
-        AlignmentPanel& panel = out.emplace_back(AlignmentPanel{k, q, {}, "score " + [&] {
-          char buf[32];
-          std::snprintf(buf, sizeof buf, "%.4f", a.score);
-          return std::string(buf);
-        }()});
+        AlignmentPanel& panel =
+            out.emplace_back(AlignmentPanel{k, q, {}, "score " + [&] {
+                                              char buf[32];
+                                              std::snprintf(buf, sizeof buf, "%.4f", a.score);
+                                              return std::string(buf);
+                                            }()});
         for (std::size_t t = 0; t < a.tokens.size(); ++t) {
-          panel.maps.emplace_back(a.tokens[t],
-                                  render_vilt_heatmap_png(a.image, rt->model->config(),
-                                                          vilt_display_map(a.transport[t]),
-                                                          a.grid_h, a.grid_w));
+          panel.maps.emplace_back(
+              a.tokens[t],
+              render_vilt_heatmap_png(a.image, rt->model->config(),
+                                      vilt_display_map(a.transport[t]), a.grid_h, a.grid_w));
         }
       }
     }
@@ -176,16 +177,18 @@ std::vector<AlignmentPanel> alignment_panels(const VlModel& model,
       for (std::size_t q = 0; q < captions.size(); ++q) {
         AlignmentPanel& panel = out.emplace_back(AlignmentPanel{k, q, {}, {}});
         for (std::size_t t = 0; t < maps.tokens[q].size(); ++t) {
-          panel.maps.emplace_back(maps.tokens[q][t],
-                                  render_heatmap_png(maps.pixels, pp, maps.similarity[q][t],
-                                                     maps.grid, c.image_size));
+          panel.maps.emplace_back(
+              maps.tokens[q][t],
+              render_heatmap_png(maps.pixels, pp, maps.similarity[q][t], maps.grid, c.image_size));
         }
       }
     }
     return out;
   }
-  throw UsageError(model.name() + " lists alignment maps, but winokit has no alignment method "
-                   "for the " + model.family() + " family yet");
+  throw UsageError(model.name() +
+                   " lists alignment maps, but winokit has no alignment method "
+                   "for the " +
+                   model.family() + " family yet");
 }
 
 }  // namespace winokit

@@ -1,8 +1,8 @@
 #include "winokit/eval/model_scorer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <algorithm>
 #include <map>
 #include <set>
 
@@ -24,7 +24,7 @@ DatasetItems dataset_items(const WinogroundDataset& dataset, const ImageStore& s
 }
 
 nlohmann::json embed_stats_json(const EmbedStats& s) {
-  nlohmann::json j = {{"images_computed", s.images_computed}, {"images_cached", s.images_cached},
+  nlohmann::json j = {{"images_computed", s.images_computed},  {"images_cached", s.images_cached},
                       {"captions_computed", s.texts_computed}, {"captions_cached", s.texts_cached},
                       {"image_seconds", s.image_seconds},      {"caption_seconds", s.text_seconds}};
   if (s.pairs_computed + s.pairs_cached > 0) {
@@ -77,10 +77,17 @@ class ModelScorer final : public Scorer {
     stats_ = {};
     const std::vector<double> s = model_.score_pairs(images, captions, pairs, &stats_);
     std::vector<WinogroundScores> out(dataset.examples.size());
+    std::vector<double> flat;  // example-major, for the check below
     for (std::size_t e = 0; e < dataset.examples.size(); ++e)
       for (int c = 0; c < 2; ++c)
-        for (int i = 0; i < 2; ++i)
+        for (int i = 0; i < 2; ++i) {
           out[e].s[pair_index(c, i)] = s[pair_slot.at(key(dataset.examples[e], c, i))];
+          flat.push_back(out[e].s[pair_index(c, i)]);
+        }
+    require_finite(model_, flat, [&](std::size_t k) {
+      return "example " + dataset.examples[k / 4].id + " (caption " + std::to_string(k / 2 % 2) +
+             ", image " + std::to_string(k % 2) + ")";
+    });
     return out;
   }
 
@@ -159,6 +166,10 @@ RerankedRetrieval rerank_retrieval(const VlModel& model, const ScoreMatrix& cand
   for (const auto& [c, i] : wanted)
     pairs.emplace_back(static_cast<std::size_t>(c), static_cast<std::size_t>(i));
   const std::vector<double> s = model.score_pairs(items.images, items.captions, pairs, stats);
+  require_finite(model, s, [&](std::size_t k) {
+    return "caption '" + items.captions[pairs[k].first] + "' with image " +
+           items.images[pairs[k].second].name;
+  });
   std::map<std::pair<int, int>, double> itm;
   for (std::size_t p = 0; p < pairs.size(); ++p)
     itm[{static_cast<int>(pairs[p].first), static_cast<int>(pairs[p].second)}] = s[p];
@@ -190,6 +201,10 @@ ScoreMatrix model_score_matrix(const VlModel& model, const WinogroundDataset& da
     for (std::size_t i = 0; i < items.images.size(); ++i)
       pairs.emplace_back(c, i);
   const std::vector<double> s = model.score_pairs(items.images, items.captions, pairs, stats);
+  require_finite(model, s, [&](std::size_t k) {
+    return "caption '" + items.captions[pairs[k].first] + "' with image " +
+           items.images[pairs[k].second].name;
+  });
   ScoreMatrix m;
   m.captions = static_cast<int>(items.captions.size());
   m.images = static_cast<int>(items.images.size());

@@ -40,10 +40,9 @@ class ModelRival final : public Rival {
       scores.push_back(slot[c] == SIZE_MAX ? -INFINITY : s[slot[c]]);
     return select_top_k(candidates, scores, k);
   }
-  std::string describe() const override {
-    return source_ + " (" + model_->family() +
-           (model_->head().empty() ? "" : ", " + model_->head() + " head") + ")";
-  }
+  // Where the model comes from (a checkpoint path, or "random weights (seed N)"): the server's
+  // status shows its last component.
+  std::string describe() const override { return source_; }
   bool random_weights() const override { return random_; }
 
  private:

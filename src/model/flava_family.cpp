@@ -190,8 +190,9 @@ class FlavaVlModel final : public VlModel {
                                   const std::vector<std::string>& captions,
                                   const std::vector<PairIndex>& pairs,
                                   EmbedStats* stats) const override {
-    return cached_pair_scores(images, captions, pairs, options_, signature(), "", stats,
-                              [&](const std::vector<std::size_t>& misses) {
+    return cached_pair_scores(
+        images, captions, pairs, options_, signature(), "", stats,
+        [&](const std::vector<std::size_t>& misses) {
           // Only the images and captions the missing pairs use are read and encoded.
           const PairSubset todo = pair_subset(images, captions, pairs, misses, stats);
           return flava_score_pairs(rt_, todo.images, todo.captions, todo.pairs);

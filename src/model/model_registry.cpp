@@ -7,6 +7,7 @@
 #include "winokit/model/blip_model.hpp"
 #include "winokit/model/clip_family.hpp"
 #include "winokit/model/flava_family.hpp"
+#include "winokit/model/siglip_model.hpp"
 #include "winokit/model/vilt_family.hpp"
 #include "winokit/model/vl_model.hpp"
 
@@ -14,15 +15,36 @@ namespace winokit {
 
 const std::vector<ModelFamily>& model_families() {
   static const std::vector<ModelFamily> families = {
-      {"vilt", "ViLT (Kim et al., 2021): single-stream image-text matching (rank or ITM head)",
-       {Ability::PairScores, Ability::Alignment}, {}, is_vilt_checkpoint, open_vilt},
-      {"flava", "FLAVA (Singh et al., 2022): ITM and contrastive heads",
-       {Ability::PairScores}, {"itm", "contrastive"}, is_flava_checkpoint, open_flava},
-      {"blip", "BLIP (Li et al., 2022): image-text matching, ITM and ITC heads",
-       {Ability::PairScores}, {"itm", "itc"}, is_blip_checkpoint, open_blip},
-      {"clip", "CLIP (Radford et al., 2021): ViT or ResNet dual encoder (HF, OpenCLIP, .pt)",
-       {Ability::PairScores, Ability::Embeddings, Ability::States, Ability::Alignment}, {},
-       is_clip_checkpoint, open_clip},
+      {"vilt",
+       "ViLT (Kim et al., 2021): single-stream image-text matching (rank or ITM head)",
+       {Ability::PairScores, Ability::Alignment},
+       {},
+       is_vilt_checkpoint,
+       open_vilt},
+      {"flava",
+       "FLAVA (Singh et al., 2022): ITM and contrastive heads",
+       {Ability::PairScores},
+       {"itm", "contrastive"},
+       is_flava_checkpoint,
+       open_flava},
+      {"siglip",
+       "SigLIP (Zhai et al., 2023): sigmoid-loss dual encoder (HF SiglipModel)",
+       {Ability::PairScores, Ability::Embeddings},
+       {},
+       is_siglip_checkpoint,
+       open_siglip},
+      {"blip",
+       "BLIP (Li et al., 2022): image-text matching, ITM and ITC heads",
+       {Ability::PairScores},
+       {"itm", "itc"},
+       is_blip_checkpoint,
+       open_blip},
+      {"clip",
+       "CLIP (Radford et al., 2021): ViT or ResNet dual encoder (HF, OpenCLIP, .pt)",
+       {Ability::PairScores, Ability::Embeddings, Ability::States, Ability::Alignment},
+       {},
+       is_clip_checkpoint,
+       open_clip},
   };
   return families;
 }
@@ -40,8 +62,7 @@ const ModelFamily& find_model_family(const std::filesystem::path& checkpoint) {
                        "`winokit eval --lm DIR` or to `winokit perplexity --model DIR`"
                      : "`winokit models` lists the families and the checkpoints each reads";
   throw UsageError(checkpoint.string() + ": config.json says model_type \"" + type +
-                       "\", which no registered vision-language model family reads (" + names +
-                       ")",
+                       "\", which no registered vision-language model family reads (" + names + ")",
                    hint);
 }
 

@@ -137,6 +137,19 @@ std::unique_ptr<PreparedImages> VlModel::prepare_images(
   return std::make_unique<RequestsOnly>(*this, images);
 }
 
+void require_finite(const VlModel& model, const std::vector<double>& scores,
+                    const std::function<std::string(std::size_t)>& what) {
+  for (std::size_t k = 0; k < scores.size(); ++k) {
+    if (std::isfinite(scores[k])) continue;
+    const nlohmann::json d = model.describe();
+    const std::string source = d.contains("model") && d["model"].is_string()
+                                   ? d["model"].get<std::string>()
+                                   : model.name();
+    throw InputError({source, 0, ""}, "non-finite score for " + what(k),
+                     "the checkpoint's weights or logit scale are broken");
+  }
+}
+
 std::string checkpoint_model_type(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return {};
@@ -206,13 +219,10 @@ std::vector<double> cached_pair_scores(
     if (computed.size() != misses.size()) throw Error("pair scorer returned the wrong count");
     for (std::size_t k = 0; k < misses.size(); ++k) {
       const std::size_t p = misses[k];
-      if (!std::isfinite(computed[k])) {
-        throw InputError({images[pairs[p].second].name, 0, ""},
-                         "non-finite score for the caption \"" + captions[pairs[p].first] + "\"",
-                         "the checkpoint's weights are broken");
-      }
       out[p] = computed[k];
-      if (options.use_cache) cache.put(keys[p], pack_double(computed[k]));
+      if (options.use_cache && std::isfinite(computed[k])) {
+        cache.put(keys[p], pack_double(computed[k]));
+      }
     }
   }
   if (stats) {
@@ -228,8 +238,8 @@ std::vector<double> cached_pair_scores(
 
 PairSubset pair_subset(const std::vector<ImageRequest>& images,
                        const std::vector<std::string>& captions,
-                       const std::vector<PairIndex>& pairs,
-                       const std::vector<std::size_t>& misses, EmbedStats* stats) {
+                       const std::vector<PairIndex>& pairs, const std::vector<std::size_t>& misses,
+                       EmbedStats* stats) {
   PairSubset out;
   std::map<std::size_t, std::size_t> image_slot, caption_slot;
   for (std::size_t p : misses) {
@@ -284,11 +294,6 @@ std::vector<double> dual_encoder_pair_scores(const DualEncoder& encoder,
   for (std::size_t p = 0; p < pairs.size(); ++p) {
     const auto [c, i] = pairs[p];
     out[p] = encoder.score(&text[caption_row[c] * dim], &image[image_row[i] * dim]);
-    if (!std::isfinite(out[p])) {
-      throw InputError({images[i].name, 0, ""},
-                       "non-finite score for the caption \"" + captions[c] + "\"",
-                       "the checkpoint's weights or logit scale are broken");
-    }
   }
   return out;
 }

@@ -39,7 +39,7 @@ expect "--head on a ViLT checkpoint" 2 "--head is for FLAVA" -- "$WINOKIT" eval 
 
 # --- score: the reference's numbers, and the same numbers as eval ---
 expect "score on the reference image gives the reference ITM probability" 0 "\| a dog bites a man \| 0\.3230 \|" -- "$WINOKIT" score --model "$PRE" "$SRC/../shared/golden/clip/images/chelsea_odd.jpg" "a dog bites a man"
-expect "score --head contrastive gives the reference contrastive logit" 0 "\| a dog bites a man \| 0\.567[56] \| [0-9.]+ \|" -- "$WINOKIT" score --model "$PRE" --head contrastive "$SRC/../shared/golden/clip/images/chelsea_odd.jpg" "a dog bites a man"
+expect "score --head contrastive gives the reference contrastive logit" 0 "\| a dog bites a man \| 0\.567[56] \|" -- "$WINOKIT" score --model "$PRE" --head contrastive "$SRC/../shared/golden/clip/images/chelsea_odd.jpg" "a dog bites a man"
 want=$(grep '"0_c0_i0"' tiny-pretraining-itm.scores.jsonl | sed 's/.*"score":\([-0-9.e]*\).*/\1/')
 cap0=$(head -1 $DATA/examples.jsonl | sed 's/.*"caption_0":"\([^"]*\)".*/\1/')
 got=$("$WINOKIT" score --model "$PRE" $DATA/images/ex_0_img_0.png "$cap0" 2>/dev/null | grep -F "| $cap0 |" | awk -F'|' '{gsub(/ /, "", $3); print $3}')

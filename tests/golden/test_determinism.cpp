@@ -14,17 +14,17 @@
 #include <vector>
 
 #include "model/kernels.hpp"
-#include "winokit/model/flava_family.hpp"
-#include "winokit/model/vilt_family.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/safetensors.hpp"
 #include "winokit/model/blip_model.hpp"
 #include "winokit/model/clip_model.hpp"
 #include "winokit/model/compute.hpp"
+#include "winokit/model/flava_family.hpp"
 #include "winokit/model/gpt2_model.hpp"
 #include "winokit/model/preprocess.hpp"
 #include "winokit/model/siglip_model.hpp"
+#include "winokit/model/vilt_family.hpp"
 #include "winokit/model/vilt_model.hpp"
 #include "winokit/model/wordpiece.hpp"
 

@@ -154,8 +154,8 @@ int run(const EvalFlags& f) {
       // holds pair scores.
       std::cerr << "winokit: " << scorer_record.value("family", std::string("model"))
                 << ": caption-image pairs: " << e["pairs_computed"] << " computed, "
-                << e["pairs_cached"] << " from the cache (" << e["images_computed"]
-                << " images, " << e["captions_computed"] << " captions encoded)\n";
+                << e["pairs_cached"] << " from the cache (" << e["images_computed"] << " images, "
+                << e["captions_computed"] << " captions encoded)\n";
     } else {
       std::cerr << "winokit: embeddings: " << e["images_computed"] << " images computed, "
                 << e["images_cached"] << " from the cache; " << e["captions_computed"]

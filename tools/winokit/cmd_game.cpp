@@ -98,11 +98,13 @@ int run_serve(const ServeFlags& f) {
   } else {
     model = f.model.open("serve", Ability::PairScores);
   }
+  const std::string family = model->family(), head = model->head();
   std::cerr << "winokit serve: encoding " << pool.size() << " images with the rival ("
-            << model->name() << ", " << model->family() << ")...\n";
+            << model->name() << ", " << family << ")...\n";
   const auto embed_start = std::chrono::steady_clock::now();
   auto rival = make_model_rival(std::move(model), pool, random);
-  const std::string rival_name = rival->describe();
+  const std::string rival_name =
+      rival->describe() + " (" + family + (head.empty() ? "" : ", " + head + " head") + ")";
   if (!pool.empty()) {
     std::fprintf(
         stderr, "winokit serve: rival ready for %zu images in %.1f s\n", pool.size(),

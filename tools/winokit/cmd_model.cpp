@@ -41,9 +41,8 @@ int run_embed(const EmbedFlags& f) {
   if (f.data.empty() && f.images.empty() && f.captions.empty() && f.texts.empty()) {
     throw UsageError("nothing to embed: give --data, --images, --captions or --text");
   }
-  std::unique_ptr<VlModel> model = f.hidden
-                                      ? f.model.open("embed --hidden-states", Ability::States)
-                                      : f.model.open("embed", Ability::Embeddings);
+  std::unique_ptr<VlModel> model = f.hidden ? f.model.open("embed --hidden-states", Ability::States)
+                                            : f.model.open("embed", Ability::Embeddings);
   require(*model, Ability::Embeddings, "embed");
   const DualEncoder& enc_model = *model->dual_encoder();
   std::vector<ImageRequest> requests;
@@ -109,17 +108,15 @@ int run_embed(const EmbedFlags& f) {
   if (!captions.empty())
     tensors["text_embeds"] = {{static_cast<std::int64_t>(captions.size()), e}, txt};
   if (f.hidden && !requests.empty()) {
-    const std::vector<std::int64_t> shape = {img_full.levels,
-                                             static_cast<std::int64_t>(requests.size()),
-                                             img_full.width};
+    const std::vector<std::int64_t> shape = {
+        img_full.levels, static_cast<std::int64_t>(requests.size()), img_full.width};
     tensors["image_hidden_cls"] = {shape, std::move(img_full.hidden)};
     tensors["image_hidden_mean"] = {shape, std::move(img_full.hidden_mean)};
     tensors["image_hidden_max"] = {shape, std::move(img_full.hidden_max)};
   }
   if (f.hidden && !captions.empty()) {
-    const std::vector<std::int64_t> shape = {txt_full.levels,
-                                             static_cast<std::int64_t>(captions.size()),
-                                             txt_full.width};
+    const std::vector<std::int64_t> shape = {
+        txt_full.levels, static_cast<std::int64_t>(captions.size()), txt_full.width};
     tensors["text_hidden_eot"] = {shape, std::move(txt_full.hidden)};
     tensors["text_hidden_mean"] = {shape, std::move(txt_full.hidden_mean)};
     tensors["text_hidden_max"] = {shape, std::move(txt_full.hidden_max)};
@@ -162,7 +159,9 @@ int run_score(const ScoreFlags& f) {
   std::vector<PairIndex> pairs;
   for (std::size_t c = 0; c < f.captions.size(); ++c)
     pairs.emplace_back(c, 0);
-  const std::vector<double> s = model->score_pairs({image_file_request(f.image)}, f.captions, pairs);
+  const std::vector<double> s =
+      model->score_pairs({image_file_request(f.image)}, f.captions, pairs);
+  require_finite(*model, s, [&](std::size_t k) { return "the caption '" + f.captions[k] + "'"; });
   // A dual encoder's scores are logits over the captions given: their softmax is shown too.
   const bool softmax = model->dual_encoder() != nullptr;
   const double mx = *std::max_element(s.begin(), s.end());
@@ -203,8 +202,11 @@ int run_models(const ModelsFlags& f) {
     ModelFlags quiet = f.model;
     quiet.quiet_progress = true;
     std::unique_ptr<VlModel> m = quiet.open();
-    nlohmann::json j = {{"name", m->name()}, {"family", m->family()}, {"head", m->head()},
-                        {"heads", m->heads()}, {"score", m->score_name()}};
+    nlohmann::json j = {{"name", m->name()},
+                        {"family", m->family()},
+                        {"head", m->head()},
+                        {"heads", m->heads()},
+                        {"score", m->score_name()}};
     for (Ability a : m->abilities())
       j["abilities"].push_back(to_string(a));
     j["describe"] = m->describe();
@@ -222,7 +224,8 @@ int run_models(const ModelsFlags& f) {
   }
   nlohmann::json list = nlohmann::json::array();
   for (const ModelFamily& fam : model_families()) {
-    nlohmann::json j = {{"family", fam.name}, {"description", fam.description}, {"heads", fam.heads}};
+    nlohmann::json j = {
+        {"family", fam.name}, {"description", fam.description}, {"heads", fam.heads}};
     j["abilities"] = nlohmann::json::array();
     for (Ability a : fam.abilities)
       j["abilities"].push_back(to_string(a));

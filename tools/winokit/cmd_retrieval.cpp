@@ -71,6 +71,14 @@ int run(const RetrievalFlags& f) {
                        "whose top K it re-scores");
     }
     std::unique_ptr<VlModel> candidates = cf.open();
+    if (!f.rerank_with.empty() && !candidates->can(Ability::Embeddings) &&
+        !candidates->retrieval_head().empty() &&
+        candidates->head() != candidates->retrieval_head()) {
+      // A model with a cheap head of its own (FLAVA's contrastive, BLIP's ITC) gives its
+      // candidates with that head.
+      cf.head = candidates->retrieval_head();
+      candidates = cf.open();
+    }
     if (!candidates->can(Ability::Embeddings) &&
         candidates->head() != candidates->retrieval_head()) {
       throw UsageError("--rerank-with " + f.rerank_with + " is a " + candidates->family() +
@@ -101,9 +109,9 @@ int run(const RetrievalFlags& f) {
     if (name.empty()) name = model->name();
     if (!model->dual_encoder()) {
       const std::size_t n = 2 * ds.examples.size();
-      std::cerr << "winokit: " << model->name() << " scores every caption with every image: "
-                << n * n << " joint forward passes (" << n << " x " << n
-                << "); --rerank K re-scores only a dual encoder's top K\n";
+      std::cerr << "winokit: " << model->name()
+                << " scores every caption with every image: " << n * n << " joint forward passes ("
+                << n << " x " << n << "); --rerank K re-scores only a dual encoder's top K\n";
     }
     EmbedStats stats;
     m = model_score_matrix(*model, ds, &stats);

@@ -96,6 +96,10 @@ int run_eval(const EvalFlags& f) {
       pairs.emplace_back(2 * ds.examples.size() + v, 2 * variants[v].example + k);
   EmbedStats stats;
   const std::vector<double> s = model->score_pairs(items.images, texts, pairs, &stats);
+  require_finite(*model, s, [&](std::size_t k) {
+    return "caption '" + texts[pairs[k].first] + "' with image " +
+           items.images[pairs[k].second].name;
+  });
   std::vector<WinogroundScores> original(ds.examples.size());
   std::size_t at = 0;
   for (std::size_t e = 0; e < ds.examples.size(); ++e)

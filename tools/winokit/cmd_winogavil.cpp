@@ -87,7 +87,7 @@ int run(const WinogavilFlags& f) {
     provenance.model("predictions", model->describe())
         .detail("predictions", "prompt_template", f.prompt_template)
         .detail("predictions", "candidates",
-                f.images.empty()         ? "captions (text tower)"
+                f.images.empty()        ? "captions (text tower)"
                 : model->dual_encoder() ? "images"
                                         : "images (joint forward pass of the prompt with each "
                                           "candidate)")

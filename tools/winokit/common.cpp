@@ -291,11 +291,11 @@ void ModelFlags::add_to(CLI::App& app, bool required) {
   std::string families;
   for (const ModelFamily& f : model_families())
     families += (families.empty() ? "" : ", ") + f.name;
-  auto* opt = app.add_option("--model", model,
-                             "Checkpoint folder or file of any registered model family (" +
-                                 families +
-                                 "; `winokit models` lists them and what each can do); the "
-                                 "family is read from the checkpoint");
+  auto* opt =
+      app.add_option("--model", model,
+                     "Checkpoint folder or file of any registered model family (" + families +
+                         "; `winokit models` lists them and what each can do); the "
+                         "family is read from the checkpoint");
   if (required) opt->required();
   app.add_option("--head", head,
                  "Score head, for models with several (FLAVA: itm or contrastive; BLIP: itm or "
@@ -466,6 +466,5 @@ void progress_note(const std::string& line) {
   std::fprintf(stderr, "winokit: %s\n", line.c_str());
   std::fflush(stderr);
 }
-
 
 }  // namespace winokit::cli

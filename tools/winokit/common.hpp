@@ -143,5 +143,4 @@ std::function<void(const std::string&, std::size_t, std::size_t)> progress_bar()
 // One status line on stderr ("winokit: LINE"), for a step that has no count (loading a model).
 void progress_note(const std::string& line);
 
-
 }  // namespace winokit::cli

@@ -52,7 +52,7 @@ struct AlignmentMethod {
 struct AlignmentPanel {
   std::size_t image = 0, caption = 0;
   std::vector<std::pair<std::string, std::string>> maps;  // (token, PNG)
-  std::string note;  // "score 0.8123", or empty
+  std::string note;                                       // "score 0.8123", or empty
 };
 // UsageError (require) when the model has no alignment.
 AlignmentMethod alignment_method(const VlModel& model);

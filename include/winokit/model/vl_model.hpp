@@ -148,7 +148,8 @@ class VlModel {
   virtual nlohmann::json describe() const = 0;
   // s(captions[c], images[i]) for each pair (c, i), with the model's head. Every image is read
   // and encoded at most once, every caption at most once; with the cache on, a pair (or a dual
-  // encoder's embedding) computed before comes from the cache. Non-finite scores are an error.
+  // encoder's embedding) computed before comes from the cache. A non-finite score is returned
+  // as it is (never cached): the caller names the example in the error (require_finite).
   virtual std::vector<double> score_pairs(const std::vector<ImageRequest>& images,
                                           const std::vector<std::string>& captions,
                                           const std::vector<PairIndex>& pairs,
@@ -175,11 +176,16 @@ class PreparedImages {
 // model and what it can do: the one refusal every command gives.
 void require(const VlModel& model, Ability ability, const std::string& command);
 
+// InputError when scores[k] is not finite, naming the model's checkpoint and what(k) ("example
+// 12 (caption 0, image 1)"): broken weights or logit scale.
+void require_finite(const VlModel& model, const std::vector<double>& scores,
+                    const std::function<std::string(std::size_t)>& what);
+
 // ---- the registry ----
 // A family: how to recognise its checkpoints and how to build one.
 struct ModelFamily {
-  std::string name;         // "siglip"
-  std::string description;  // one line for `winokit models`
+  std::string name;                // "siglip"
+  std::string description;         // one line for `winokit models`
   std::vector<Ability> abilities;  // what its models can do
   std::vector<std::string> heads;  // selectable heads, the default first (empty: one score)
   // The checkpoint (a folder or a file) is of this family: a folder's config.json model_type,
@@ -229,8 +235,8 @@ struct PairSubset {
 };
 PairSubset pair_subset(const std::vector<ImageRequest>& images,
                        const std::vector<std::string>& captions,
-                       const std::vector<PairIndex>& pairs,
-                       const std::vector<std::size_t>& misses, EmbedStats* stats);
+                       const std::vector<PairIndex>& pairs, const std::vector<std::size_t>& misses,
+                       EmbedStats* stats);
 
 // Pair scores from a dual encoder: every image and caption embedded once, s from score().
 std::vector<double> dual_encoder_pair_scores(const DualEncoder& encoder,
