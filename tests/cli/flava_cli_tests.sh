@@ -72,7 +72,7 @@ pct() { grep -A5 "\"$1\"" "$2" | tr -d ' \n' | sed 's/.*\[\([^]]*\)\].*/\1/'; }
 [ -n "$(pct text_to_image_percent full.json)" ] && [ "$(pct text_to_image_percent full.json)" = "$(pct text_to_image_percent rr24.json)" ] \
   && [ "$(pct image_to_text_percent full.json)" = "$(pct image_to_text_percent rr24.json)" ] \
   && ok "--rerank with K = all equals full ITM scoring" || not_ok "--rerank 24 vs full" "$(pct text_to_image_percent full.json) / $(pct text_to_image_percent rr24.json)"
-expect "ViLT --rerank with FLAVA's contrastive candidates" 0 "pairs re-scored by tiny-rank instead of 576" -- "$WINOKIT" retrieval --data $DATA --model "$VILT" --rerank 2 --rerank-with "$PRE"
+expect "ViLT --rerank with FLAVA's contrastive candidates" 0 "pairs re-scored by tiny-itm instead of 576" -- "$WINOKIT" retrieval --data $DATA --model "$VILT" --rerank 2 --rerank-with "$PRE"
 CLIP="$SRC/tests/fixtures/resnet/tiny-rn-openclip"
 expect "ViLT --rerank with a CLIP folder's candidates" 0 "re-ranking the top 2 of 24 x 24 candidates" -- "$WINOKIT" retrieval --data $DATA --model "$VILT" --rerank 2 --rerank-with "$CLIP" --no-cache --json vr2.json
 grep -q '"kind": "vilt"' vr2.json && grep -q '"candidates"' vr2.json && ok "the ViLT re-ranked run records its candidates" || not_ok "ViLT rerank provenance"

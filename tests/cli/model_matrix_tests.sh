@@ -10,7 +10,7 @@ set -u
 WINOKIT=$(realpath "${1:?usage: model_matrix_tests.sh PATH/TO/winokit SOURCE_DIR}")
 SRC=$(realpath "${2:?usage: model_matrix_tests.sh PATH/TO/winokit SOURCE_DIR}")
 WORK=$(mktemp -d)
-trap 'kill "${PID:-0}" 2>/dev/null; rm -rf "$WORK"' EXIT
+trap '[ -n "${PID:-}" ] && kill "$PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 cd "$WORK" || exit 1
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 export WINOKIT_CACHE_DIR="$WORK/cache"
