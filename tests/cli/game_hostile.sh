@@ -35,6 +35,7 @@ else
   fail "--admin NAME for a missing account: exit $code"; cat refused.log
 fi
 
+grep -q "encoding" refused.log && fail "--admin was checked after the pool was encoded" || ok "--admin is checked before the pool is encoded"
 start_game_server server.log "${ARGS[@]}"
 URL=http://127.0.0.1:$PORT
 post() {  # post PATH JSON [curl args...] -> body, then the status on the last line
@@ -53,6 +54,13 @@ else
 fi
 st=$(curl -s -m 10 -o /dev/null -w '%{http_code}' -b jar-boss "$URL/api/admin/reports")
 [ "$st" = 403 ] && ok "... which cannot reach the admin pages (403)" || fail "admin pages for boss: $st"
+if "$WINOKIT" game admin --db game.db --grant boss --grant nobody 2>err.txt; then
+  fail "granting a missing account succeeded"
+elif ! grep -q "granted" err.txt && [ "$("$WINOKIT" game admin --db game.db --list)" = "" ]; then
+  ok "game admin --grant boss --grant nobody: all or nothing, and no 'granted' line"
+else
+  fail "a failed grant said or did something: $(cat err.txt)"
+fi
 if "$WINOKIT" game admin --db game.db --grant nobody 2>err.txt; then
   fail "granting a missing account succeeded"
 elif [ $? -eq 2 ] && grep -q "no account named 'nobody'" err.txt; then

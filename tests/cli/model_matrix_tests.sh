@@ -90,6 +90,9 @@ for fam in clip vilt flava siglip blip; do
   expect "$fam: models --model" 0 "a $fam model" -- "$WINOKIT" models --model "$M"
 done
 
+# A language model passed as --model says where it belongs.
+expect "a GPT-2 folder as --model points to --lm" 2 "model_type \"gpt2\".*GPT-2 language model .*--lm DIR" -- "$WINOKIT" eval --data syn --model "$SRC/tests/golden/gpt2_tiny/f16"
+
 # serve: every family can be the game's rival (pair scores), its pool encoded at start-up.
 # shellcheck source=game_server.sh
 . "$SRC/tests/cli/game_server.sh"

@@ -90,6 +90,22 @@ int run_serve(const ServeFlags& f) {
       }
     }
   }
+  // --admin NAME: checked before the pool is encoded (which can take minutes with a real
+  // model), with the message the game gives.
+  if (!f.admins.empty()) {
+    const bool exists =
+        f.db.rfind("postgres", 0) == 0 ||
+        std::filesystem::exists(f.db.rfind("sqlite:", 0) == 0 ? f.db.substr(7) : f.db);
+    std::unique_ptr<Database> db =
+        exists ? open_database(f.db, SqliteSync::Normal, false) : nullptr;
+    if (!db || !is_game_database(*db)) {
+      throw UsageError("no account named '" + f.admins.front() +
+                       "': the admin role goes to an existing account (register it first)");
+    }
+    Transaction tx(*db);  // only a look: set, then rolled back
+    for (const auto& name : f.admins)
+      set_game_admin(*db, name, true);
+  }
   const bool random = f.model.model.empty();
   std::unique_ptr<VlModel> model;
   if (random) {
@@ -166,12 +182,17 @@ int run_admin(const AdminFlags& f) {
   }
   auto db = open_game_database(f.db, /*read_only=*/false);
   {
-    Transaction tx(*db);  // all or nothing
+    // All or nothing, and said only once it happened: a missing name rolls every change back
+    // and nothing is reported as granted.
+    std::vector<std::string> done;
+    Transaction tx(*db);
     for (const auto& name : f.grant)
-      std::cerr << "granted the admin role to " << set_game_admin(*db, name, true) << "\n";
+      done.push_back("granted the admin role to " + set_game_admin(*db, name, true));
     for (const auto& name : f.revoke)
-      std::cerr << "revoked the admin role of " << set_game_admin(*db, name, false) << "\n";
+      done.push_back("revoked the admin role of " + set_game_admin(*db, name, false));
     tx.commit();
+    for (const auto& line : done)
+      std::cerr << line << "\n";
   }
   if (f.list) {
     for (const auto& name : list_game_admins(*db))
