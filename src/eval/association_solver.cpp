@@ -28,6 +28,23 @@ std::string cue_prompt(const std::string& cue, const std::string& templ) {
   return out;
 }
 
+namespace {
+
+// At most kListedNames names, quoted, then how many more: an error about 1,000 missing files
+// stays one readable line.
+constexpr std::size_t kListedNames = 10;
+std::string name_list(const std::vector<std::string>& names) {
+  std::string list;
+  for (std::size_t i = 0; i < names.size() && i < kListedNames; ++i)
+    list += (list.empty() ? "" : ", ") + ("'" + names[i] + "'");
+  if (names.size() > kListedNames) {
+    list += " and " + std::to_string(names.size() - kListedNames) + " more";
+  }
+  return list;
+}
+
+}  // namespace
+
 std::map<std::string, fs::path> resolve_candidate_images(const AssociationDataset& ds,
                                                          const fs::path& dir) {
   if (!fs::is_directory(dir))
@@ -55,9 +72,7 @@ std::map<std::string, fs::path> resolve_candidate_images(const AssociationDatase
     }
   }
   if (!missing.empty()) {
-    std::string list;
-    for (const auto& m : missing)
-      list += (list.empty() ? "" : ", ") + ("'" + m + "'");
+    const std::string list = name_list(missing);
     throw IoError(std::to_string(missing.size()) + " candidate image(s) not found in " +
                       dir.string() + ": " + list,
                   "each candidate needs <name>.png/.jpg/.jpeg/.webp");
@@ -192,9 +207,7 @@ SolveResult solve_with_captions(const DualEncoder& enc, const AssociationDataset
     }
   }
   if (!missing.empty()) {
-    std::string list;
-    for (const auto& m : missing)
-      list += (list.empty() ? "" : ", ") + ("'" + m + "'");
+    const std::string list = name_list(missing);
     throw UsageError(std::to_string(missing.size()) + " candidate(s) have no caption: " + list);
   }
   SolveResult r;

@@ -33,10 +33,13 @@ class WinogavilBenchmark final : public Benchmark {
 
   BenchmarkData load(const BenchmarkLoadOptions& o) const override {
     auto ds = std::make_shared<AssociationDataset>(load_winogavil(o.data.string()));
-    if (o.images.empty()) {
+    if (o.images.empty() && o.need_images) {
       throw UsageError("winogavil needs --images DIR: the folder of candidate images");
     }
-    const auto files = resolve_candidate_images(*ds, o.images);
+    // A scores file needs no images: the candidates are named, not read.
+    const bool with_images = !o.images.empty() && o.need_images;
+    const auto files = with_images ? resolve_candidate_images(*ds, o.images)
+                                   : std::map<std::string, std::filesystem::path>{};
     const std::string prompt = o.prompt_template.empty() ? "{A} {cue}" : o.prompt_template;
     BenchmarkData data;
     data.benchmark = name();
@@ -46,8 +49,18 @@ class WinogavilBenchmark final : public Benchmark {
       BenchmarkItem item;
       item.id = inst.id;
       item.texts = {cue_prompt(inst.cue, prompt)};
-      for (const auto& c : inst.candidates)
-        item.images.push_back(image_file_request(files.at(c).string(), c));
+      for (const auto& c : inst.candidates) {
+        if (with_images) {
+          item.images.push_back(image_file_request(files.at(c).string(), c));
+        } else {
+          item.images.push_back({c,
+                                 [c]() -> ImageBytes {
+                                   throw UsageError("candidate image '" + c +
+                                                    "' is needed: give --images DIR");
+                                 },
+                                 {}});
+        }
+      }
       data.items.push_back(std::move(item));
     }
     data.native = ds;

@@ -80,6 +80,16 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/golden/clip/models" ]; then
   expect "run winogavil with a model" 0 "\| Jaccard \| [0-9]+\.[0-9]{2} \| 7 \|" -- "$WINOKIT" run winogavil --data wg/inst.csv --images wg/images --model "$HFM" --bootstrap 200 --json rj.json
   [ -s rj.json ] && [ "$(num overall.mean_jaccard_percent wj.json)" = "$(num metrics.0.percent rj.json)" ] && ok "run winogavil Jaccard = winogavil's" || not_ok "run winogavil Jaccard" "$(num overall.mean_jaccard_percent wj.json) vs $(num metrics.0.percent rj.json)"
   expect "run winogavil without --images" 2 "winogavil needs --images" -- "$WINOKIT" run winogavil --data wg/inst.csv --model "$HFM"
+  # A scores file needs no images (generic layout: one score per candidate of each instance).
+  python3 - wg/inst.csv > wg/scores.jsonl <<'PY'
+import csv, json, sys
+for row in csv.DictReader(open(sys.argv[1], newline="", encoding="utf-8")):
+    n = len(json.loads(row["candidates"]))
+    print(json.dumps({"id": row["ID"], "scores": [[float(n - j) for j in range(n)]]}))
+PY
+  expect "run winogavil --scores needs no --images" 0 "\| Jaccard \| [0-9]+\.[0-9]{2} \| 7 \|" -- "$WINOKIT" run winogavil --data wg/inst.csv --scores wg/scores.jsonl --bootstrap 200
+  mkdir -p wg/few && cp wg/images/sun.png wg/few/
+  expect "a missing-image error lists a few names and the count" 3 "15 candidate image\(s\) not found in wg/few: ('[^']+', ){9}'[^']+' and 5 more" -- "$WINOKIT" run winogavil --data wg/inst.csv --images wg/few --model "$HFM"
 fi
 
 echo "$passed passed, $failed failed"

@@ -26,7 +26,7 @@ int run(const RunFlags& f) {
   if (f.model.model.empty() == f.scores.empty()) {
     throw UsageError("give exactly one of --model DIR|FILE or --scores FILE");
   }
-  BenchmarkData data = benchmark.load({f.data, f.images, f.prompt});
+  BenchmarkData data = benchmark.load({f.data, f.images, f.prompt, f.scores.empty()});
   std::vector<ItemScores> scores;
   std::string name = f.name;
   nlohmann::json scorer;

@@ -58,6 +58,9 @@ struct BenchmarkLoadOptions {
   std::filesystem::path data;    // the benchmark's file or folder
   std::filesystem::path images;  // its images, when not where the benchmark looks by default
   std::string prompt_template;   // benchmarks that turn a word into a text (WinoGAViL's cue)
+  // False when the scores come from a file: the items' images are named, never read, and a
+  // benchmark does not ask for (or check) its image folder.
+  bool need_images = true;
 };
 
 struct BenchmarkOptions {
