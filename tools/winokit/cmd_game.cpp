@@ -146,8 +146,7 @@ int run_serve(const ServeFlags& f) {
   watcher.detach();
   server.run([&](int port) {
     std::cout << "winokit serve: listening on http://" << f.server.host << ":" << port
-              << "/ (database " << f.db << ", rival " << rival_name
-              << (random ? ", random weights" : "") << ")" << std::endl;
+              << "/ (database " << f.db << ", rival " << rival_name << ")" << std::endl;
   });
   std::cout << "winokit serve: stopped" << std::endl;
   return 0;
