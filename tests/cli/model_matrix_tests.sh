@@ -85,7 +85,7 @@ for fam in clip vilt flava siglip blip; do
   cell "$fam" "$P" "variants eval" -- "$WINOKIT" variants eval --data syn --variants variants.jsonl --model "$M" --quiet
   cell "$fam" "$E" "embed" -- "$WINOKIT" embed --data syn --model "$M" --out "$fam.emb.safetensors"
   cell "$fam" "$S" "embed --hidden-states" -- "$WINOKIT" embed --data syn --model "$M" --hidden-states --out "$fam.hid.safetensors"
-  cell "$fam" "$S" "probe" -- "$WINOKIT" probe --data syn --model "$M" --quiet
+  cell "$fam" "$S" "probe" -- "$WINOKIT" probe --data syn --model "$M" --quiet --layers final --seeds 1 --epochs 2 --hidden 16 --probes pair-text,pair-image
   cell "$fam" "$A" "heatmap" -- "$WINOKIT" heatmap --data syn --model "$M" --examples 0 --out-dir "hm-$fam"
   expect "$fam: models --model" 0 "a $fam model" -- "$WINOKIT" models --model "$M"
 done
