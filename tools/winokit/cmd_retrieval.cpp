@@ -74,7 +74,7 @@ int run(const RetrievalFlags& f) {
     if (!f.rerank_with.empty() && !candidates->can(Ability::Embeddings) &&
         !candidates->retrieval_head().empty() &&
         candidates->head() != candidates->retrieval_head()) {
-      // A model with a cheap head of its own (FLAVA's contrastive, BLIP's ITC) gives its
+      // A model with a cheap head of its own (its retrieval_head()) gives its
       // candidates with that head.
       cf.head = candidates->retrieval_head();
       candidates = cf.open();
@@ -82,8 +82,8 @@ int run(const RetrievalFlags& f) {
     if (!candidates->can(Ability::Embeddings) &&
         candidates->head() != candidates->retrieval_head()) {
       throw UsageError("--rerank-with " + f.rerank_with + " is a " + candidates->family() +
-                       " checkpoint without a cheap full matrix: give a dual encoder (a CLIP "
-                       "folder, or a model with a contrastive head)");
+                       " checkpoint without a cheap full matrix: give a dual encoder, or a "
+                       "model with a contrastive head (`winokit models`)");
     }
     EmbedStats cand_stats, stats;
     const ScoreMatrix cand = model_score_matrix(*candidates, ds, &cand_stats);
@@ -176,11 +176,11 @@ void add_retrieval(CLI::App& app, int& exit_code) {
   cmd->add_option("--matrix-out", f->matrix_out, "Write the score matrix (safetensors)");
   f->model.add_to(*cmd, /*required=*/false);
   cmd->add_option("--rerank", f->rerank,
-                  "ITM models (ViLT, FLAVA): re-score only a dual encoder's top K per query "
-                  "(default: every pair, with a progress estimate)");
+                  "Image-text matching models: re-score only a dual encoder's top K per "
+                  "query (default: every pair)");
   cmd->add_option("--rerank-with", f->rerank_with,
-                  "The dual encoder giving --rerank's candidates: a CLIP folder (FLAVA: its "
-                  "own contrastive head when not given)");
+                  "The dual encoder giving --rerank's candidates (default: the model's own "
+                  "cheap head, its retrieval head in `winokit models --model DIR`)");
   cmd->callback([f, &exit_code] { exit_code = guarded([&] { return run(*f); }); });
 }
 

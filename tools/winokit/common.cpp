@@ -297,9 +297,17 @@ void ModelFlags::add_to(CLI::App& app, bool required) {
                          "; `winokit models` lists them and what each can do); the "
                          "family is read from the checkpoint");
   if (required) opt->required();
+  std::string heads;  // from the registry: "FAMILY: HEAD, HEAD; ..."
+  for (const ModelFamily& f : model_families()) {
+    if (f.heads.size() < 2) continue;
+    std::string list;
+    for (const auto& h : f.heads)
+      list += (list.empty() ? "" : ", ") + h;
+    heads += (heads.empty() ? "" : "; ") + f.name + ": " + list;
+  }
   app.add_option("--head", head,
-                 "Score head, for models with several (FLAVA: itm or contrastive; BLIP: itm or "
-                 "itc); default: the family's (`winokit models`)");
+                 "Score head, for families with several (" + heads +
+                     "); default: the family's first (`winokit models`)");
   app.add_option("--threads", threads, "Compute threads (0: all cores)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
