@@ -95,7 +95,7 @@ chmod +x "$WORK/bin/curl"
 export DOCS_NETWORK="$WORK/network.tsv"
 
 # --- Fixtures and placeholders --------------------------------------------------------------
-"$WINOKIT" synth --out "$FX/winoground" --count 8 --seed 3 --image-size 64 --zip >/dev/null || exit 1
+"$WINOKIT" synth --out "$FX/winoground" --count 8 --seed 3 --image-size 64 --zip >/dev/null 2>&1 || exit 1
 mkdir -p "$FX/openai" "$FX/winogavil"
 cp "$FIX/resnet/tiny-rn.pt" "$FX/openai/RN50.pt"
 cp "$SHARED/golden/clip/vocab/bpe_simple_vocab_16e6.txt.gz" "$FX/openai/"
