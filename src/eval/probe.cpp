@@ -15,7 +15,6 @@
 
 #include "winokit/core/error.hpp"
 #include "winokit/core/rng.hpp"
-#include "winokit/model/clip_model.hpp"
 #include "winokit/model/compute.hpp"
 
 namespace winokit {

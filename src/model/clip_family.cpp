@@ -7,9 +7,11 @@
 
 #include "winokit/core/error.hpp"
 #include "winokit/core/rng.hpp"
+#include "winokit/io/image_decode.hpp"
 #include "winokit/model/clip_family.hpp"
 #include "winokit/model/compute.hpp"
 #include "winokit/model/embedding_runtime.hpp"
+#include "winokit/model/preprocess.hpp"
 
 namespace winokit {
 
@@ -40,7 +42,6 @@ class ClipVlModel final : public VlModel, public DualEncoder {
     return dual_encoder_pair_scores(*this, images, captions, pairs, stats);
   }
   const DualEncoder* dual_encoder() const override { return this; }
-  const ClipRuntime* clip_runtime() const { return &rt_; }
 
   int embed_dim() const override { return rt_.model->config().embed_dim; }
   std::vector<float> embed_images(const std::vector<ImageRequest>& images, EmbedStats* stats,
@@ -57,6 +58,15 @@ class ClipVlModel final : public VlModel, public DualEncoder {
   std::unique_ptr<PreparedImages> prepare_images(
       const std::vector<ImageRequest>& images) const override;
   nlohmann::json engine_bench(const EngineBenchOptions& options) const override;
+  AlignmentMethod alignment_method() const override {
+    return {"Word-patch similarity",
+            "Each map: cosine similarity between a caption token's final state and each image "
+            "patch's final state (both through the final LayerNorm and projection), min-max "
+            "scaled per map.",
+            "lowest similarity in the map", "highest"};
+  }
+  std::vector<AlignmentMaps> align(const ImageBytes& image,
+                                   const std::vector<std::string>& captions) const override;
 
  private:
   ClipRuntime rt_;
@@ -66,6 +76,37 @@ class ClipVlModel final : public VlModel, public DualEncoder {
 std::unique_ptr<PreparedImages> ClipVlModel::prepare_images(
     const std::vector<ImageRequest>& images) const {
   return prepare_embedded_images(*this, images);
+}
+
+std::vector<AlignmentMaps> ClipVlModel::align(const ImageBytes& image,
+                                              const std::vector<std::string>& captions) const {
+  const ClipConfig& c = rt_.model->config();
+  const PreprocessConfig pp = rt_.preprocess();
+  const WordPatchMaps w = word_patch_maps(rt_, image, captions);
+  const int side = c.image_size;
+  const std::size_t plane = static_cast<std::size_t>(side) * static_cast<std::size_t>(side);
+  std::vector<float> rgb(w.pixels.size());
+  for (std::size_t i = 0; i < rgb.size(); ++i)
+    rgb[i] = w.pixels[i] * pp.std[i / plane] + pp.mean[i / plane];
+  std::vector<AlignmentMaps> out;
+  for (std::size_t q = 0; q < captions.size(); ++q) {
+    AlignmentMaps& m = out.emplace_back();
+    m.width = m.height = side;
+    m.rgb = rgb;
+    m.grid_h = m.grid_w = w.grid;
+    m.region = c.patch;
+    m.tokens = w.tokens[q];
+    for (const std::vector<float>& sim : w.similarity[q]) {
+      // min-max scaled per map
+      const auto [lo, hi] = std::minmax_element(sim.begin(), sim.end());
+      const float range = *hi - *lo > 0 ? *hi - *lo : 1.0f;
+      std::vector<float> scaled(sim.size());
+      for (std::size_t p = 0; p < sim.size(); ++p)
+        scaled[p] = (sim[p] - *lo) / range;
+      m.maps.push_back(std::move(scaled));
+    }
+  }
+  return out;
 }
 
 double median(std::vector<double> v) {
@@ -170,9 +211,56 @@ ClipRunOptions clip_options(const ModelOptions& o) {
 
 }  // namespace
 
-const ClipRuntime* clip_runtime_of(const VlModel& model) {
-  const auto* clip = dynamic_cast<const ClipVlModel*>(&model);
-  return clip ? clip->clip_runtime() : nullptr;
+namespace {
+std::vector<float> unit(const float* v, int dim) {
+  double s = 0;
+  for (int k = 0; k < dim; ++k)
+    s += static_cast<double>(v[k]) * v[k];
+  const double inv = s > 0 ? 1.0 / std::sqrt(s) : 0.0;
+  std::vector<float> out(static_cast<std::size_t>(dim));
+  for (int k = 0; k < dim; ++k)
+    out[static_cast<std::size_t>(k)] = static_cast<float>(v[k] * inv);
+  return out;
+}
+}  // namespace
+
+WordPatchMaps word_patch_maps(const ClipRuntime& rt, const ImageBytes& image,
+                              const std::vector<std::string>& captions) {
+  const ClipConfig& c = rt.model->config();
+  WordPatchMaps out;
+  out.grid = c.image_size / c.patch;
+  out.pixels = preprocess(decode_image(image), rt.preprocess());
+  EncodeOptions o;
+  o.token_states = true;
+  const TowerOutput img = rt.model->encode_images(out.pixels.data(), 1, o);
+  std::vector<std::vector<int>> ids;
+  for (const auto& cap : captions)
+    ids.push_back(rt.tokenizer->encode(cap, c.context_length));
+  const TowerOutput txt = rt.model->encode_texts(ids, o);
+  const int e = c.embed_dim, patches = out.grid * out.grid;
+  for (std::size_t q = 0; q < captions.size(); ++q) {
+    std::vector<std::string> toks;
+    std::vector<std::vector<float>> sims;
+    // Positions 1 .. end-of-text - 1: the caption's own tokens.
+    for (std::size_t t = 1; t + 1 < ids[q].size(); ++t) {
+      toks.push_back(rt.tokenizer->token_text(ids[q][t]));
+      const auto tv = unit(&txt.tokens[(q * static_cast<std::size_t>(txt.token_count) + t) * e], e);
+      std::vector<float> row(static_cast<std::size_t>(patches));
+      for (int p = 0; p < patches; ++p) {
+        const auto pv = unit(&img.tokens[static_cast<std::size_t>(1 + p) * e],
+                             e);  // token 0 is the class token
+        double d = 0;
+        for (int k = 0; k < e; ++k)
+          d += static_cast<double>(tv[static_cast<std::size_t>(k)]) *
+               pv[static_cast<std::size_t>(k)];
+        row[static_cast<std::size_t>(p)] = static_cast<float>(d);
+      }
+      sims.push_back(std::move(row));
+    }
+    out.tokens.push_back(std::move(toks));
+    out.similarity.push_back(std::move(sims));
+  }
+  return out;
 }
 
 bool is_clip_checkpoint(const fs::path& checkpoint) {

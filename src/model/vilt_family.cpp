@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <mutex>
 
 #include "winokit/core/error.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/model/compute.hpp"
+#include "winokit/model/vilt_alignment.hpp"
 
 namespace winokit {
 
@@ -157,7 +159,40 @@ class ViltVlModel final : public VlModel {
   }
   std::unique_ptr<PreparedImages> prepare_images(
       const std::vector<ImageRequest>& images) const override;
-  const ViltRuntime& runtime() const { return rt_; }
+
+  AlignmentMethod alignment_method() const override {
+    return {"ViLT word-patch alignment",
+            "Each map: the optimal-transport plan (IPOT, beta 0.1, 1000 iterations, as ViLT's "
+            "demo) between the caption's tokens and the image patches, on cosine distances of the "
+            "final states; scaled as the demo does (standardised, clipped to [1, 3], scaled to "
+            "[0, 1]).",
+            "not aligned", "most aligned"};
+  }
+  std::vector<AlignmentMaps> align(const ImageBytes& image,
+                                   const std::vector<std::string>& captions) const override {
+    const ViltConfig& c = rt_.model->config();
+    std::vector<AlignmentMaps> out;
+    for (const std::string& caption : captions) {
+      const ViltAlignment a = vilt_word_patch_alignment(rt_, image, caption);
+      AlignmentMaps& m = out.emplace_back();
+      m.width = a.image.width;
+      m.height = a.image.height;
+      m.rgb.resize(a.image.pixels.size());
+      const std::size_t plane = static_cast<std::size_t>(m.width) * m.height;
+      for (std::size_t i = 0; i < m.rgb.size(); ++i)
+        m.rgb[i] = a.image.pixels[i] * c.std[i / plane] + c.mean[i / plane];
+      m.grid_h = a.grid_h;
+      m.grid_w = a.grid_w;
+      m.region = c.patch;
+      m.tokens = a.tokens;
+      for (const auto& t : a.transport)
+        m.maps.push_back(vilt_display_map(t));
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.4f", a.score);
+      m.note = std::string("score ") + buf;
+    }
+    return out;
+  }
 
  private:
   // What a cached pair score depends on: the weights, the kernels, the config and the vocabulary.
@@ -227,11 +262,6 @@ std::unique_ptr<VlModel> open_vilt(const fs::path& checkpoint, const ModelOption
   o.on_progress = options.on_progress;
   return std::make_unique<ViltVlModel>(ViltRuntime::load(checkpoint, std::move(o)), options,
                                        checkpoint_name(checkpoint));
-}
-
-const ViltRuntime* vilt_runtime_of(const VlModel& model) {
-  const auto* v = dynamic_cast<const ViltVlModel*>(&model);
-  return v ? &v->runtime() : nullptr;
 }
 
 }  // namespace winokit

@@ -137,6 +137,17 @@ std::unique_ptr<PreparedImages> VlModel::prepare_images(
   return std::make_unique<RequestsOnly>(*this, images);
 }
 
+AlignmentMethod VlModel::alignment_method() const {
+  require(*this, Ability::Alignment, "heatmap");
+  throw UsageError(name() + " lists alignment maps but implements no alignment method");
+}
+
+std::vector<AlignmentMaps> VlModel::align(const ImageBytes&,
+                                          const std::vector<std::string>&) const {
+  require(*this, Ability::Alignment, "heatmap");
+  throw UsageError(name() + " lists alignment maps but implements no alignment method");
+}
+
 nlohmann::json VlModel::engine_bench(const EngineBenchOptions&) const {
   return nullptr;
 }

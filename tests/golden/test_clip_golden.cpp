@@ -14,6 +14,7 @@
 #include "winokit/io/files.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/safetensors.hpp"
+#include "winokit/model/clip_family.hpp"
 #include "winokit/model/clip_model.hpp"
 #include "winokit/model/compute.hpp"
 #include "winokit/model/preprocess.hpp"
@@ -300,7 +301,17 @@ TEST(Heatmap, WordPatchMapsOfAGoldenModel) {
     for (float v : map)
       EXPECT_LE(std::fabs(v), 1.0f + 1e-6f);
   }
-  auto png = render_heatmap_png(maps.pixels, rt.preprocess(), maps.similarity[0][1], 7, 224);
+  // Through the model interface: the same tokens, maps scaled to [0, 1] over the 224 px image.
+  const std::unique_ptr<VlModel> model = wrap_clip_runtime(rt, "tiny");
+  const std::vector<AlignmentMaps> aligned = model->align(img, {"an astronaut in space"});
+  ASSERT_EQ(aligned.size(), 1u);
+  EXPECT_EQ(aligned[0].tokens, maps.tokens[0]);
+  EXPECT_EQ(aligned[0].grid_h * aligned[0].grid_w, 49);
+  for (const auto& map : aligned[0].maps) {
+    EXPECT_EQ(*std::min_element(map.begin(), map.end()), 0.0f);
+    EXPECT_EQ(*std::max_element(map.begin(), map.end()), 1.0f);
+  }
+  auto png = render_alignment_png(aligned[0], 1);
   EXPECT_EQ(sniff_image_format(png), ImageFormat::Png);
   EXPECT_EQ(decode_image(png, "map.png").width, 224);
 }

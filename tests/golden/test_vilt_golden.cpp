@@ -10,7 +10,7 @@
 
 #include "winokit/core/error.hpp"
 #include "winokit/eval/association_solver.hpp"
-#include "winokit/eval/vilt_alignment.hpp"
+#include "winokit/model/vilt_alignment.hpp"
 #include "winokit/game/rival.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/image_decode.hpp"

@@ -8,7 +8,6 @@
 #include "perplexity_run.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/io/files.hpp"
-#include "winokit/model/clip_model.hpp"
 #include "winokit/model/compute.hpp"
 #include "winokit/version.hpp"
 

@@ -1,9 +1,9 @@
-// Word-patch heat maps for a dual encoder (in the spirit of the Winoground paper's Figure 4):
-// the similarity between each caption token's final state and each image patch's final state,
-// both through their tower's final LayerNorm and projection, drawn over the image.
+// Word-region heat maps (in the spirit of the Winoground paper's Figure 4) of any model that
+// offers alignment (Ability::Alignment; the model computes the maps, VlModel::align), drawn over
+// the image as the model saw it.
 //
-//   auto maps = winokit::word_patch_maps(runtime, image_bytes, {"a dog bites a cat"});
-//   std::string png = winokit::render_heatmap_png(maps.pixels, cfg, maps.similarity(0, t), grid);
+//   for (winokit::AlignmentPanel& p : winokit::alignment_panels(*model, images, captions))
+//     for (auto& [token, png] : p.maps) write(token + ".png", png);
 #pragma once
 
 #include <array>
@@ -11,24 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "winokit/model/embedding_runtime.hpp"
 #include "winokit/model/vl_model.hpp"
 
 #include "winokit/core/layer.hpp"
 WINOKIT_LAYER(eval);
 
 namespace winokit {
-
-struct WordPatchMaps {
-  int grid = 0;                                  // patches per side
-  std::vector<float> pixels;                     // the preprocessed image [3, side, side]
-  std::vector<std::vector<std::string>> tokens;  // per caption (start and end tokens dropped)
-  // per caption, per token: cosine similarity to each patch, row-major [grid * grid]
-  std::vector<std::vector<std::vector<float>>> similarity;
-};
-
-WordPatchMaps word_patch_maps(const ClipRuntime& rt, const ImageBytes& image,
-                              const std::vector<std::string>& captions);
 
 // The colour map of every word-patch map: viridis (dark violet for the map's lowest value, blue,
 // green, yellow for its highest), perceptually ordered and readable by most colour-blind readers.
@@ -39,15 +27,10 @@ std::array<std::uint8_t, 3> heat_colour(float heat);
 // blended with heat_colour(heat). `rgb` in [0, 1].
 std::array<std::uint8_t, 3> heat_pixel(const std::array<float, 3>& rgb, float heat);
 
-// The image with the map overlaid (min-max scaled, heat_pixel), as a PNG.
-std::string render_heatmap_png(const std::vector<float>& pixels, const PreprocessConfig& cfg,
-                               const std::vector<float>& map, int grid, int side);
+// One token's map over the image as the model saw it (heat_pixel per pixel), as a PNG.
+std::string render_alignment_png(const AlignmentMaps& maps, std::size_t token);
 
 // ---- word-region alignment of any model that offers it (Ability::Alignment) ----
-// What the maps of a model show (the report's title, method and colour-scale ends).
-struct AlignmentMethod {
-  std::string title, method, scale_low, scale_high;
-};
 // One image with one caption: a PNG per caption token (the map over the image).
 struct AlignmentPanel {
   std::size_t image = 0, caption = 0;

@@ -48,7 +48,5 @@ std::vector<double> vilt_score_pairs(const ViltRuntime& rt,
 
 std::unique_ptr<VlModel> open_vilt(const std::filesystem::path& checkpoint,
                                    const ModelOptions& options);
-// The runtime behind a ViLT model (nullptr for another family): the word-patch alignment.
-const ViltRuntime* vilt_runtime_of(const VlModel& model);
 
 }  // namespace winokit

@@ -127,6 +127,22 @@ class DualEncoder {
 
 class PreparedImages;
 
+// ---- word-region alignment (Ability::Alignment) ----
+// What a model's maps show: the report's title, the method, and the colour scale's two ends.
+struct AlignmentMethod {
+  std::string title, method, scale_low, scale_high;
+};
+// One image with one caption: a map per caption token over the image as the model saw it.
+struct AlignmentMaps {
+  int width = 0, height = 0;               // the image as the model saw it (preprocessed)
+  std::vector<float> rgb;                  // [3, height, width], un-normalised, nominally in [0, 1]
+  int grid_h = 0, grid_w = 0, region = 1;  // the map's regions; pixel (x, y) is in region
+                                           // (min(grid_h - 1, y / region), min(grid_w - 1, ...))
+  std::vector<std::string> tokens;         // the caption's tokens (special tokens dropped)
+  std::vector<std::vector<float>> maps;    // per token: [grid_h * grid_w], scaled to [0, 1]
+  std::string note;                        // e.g. "score 0.8123"; may be empty
+};
+
 // What `winokit bench` asks a family's engine-level measurement for.
 struct EngineBenchOptions {
   int images = 64;     // images per timed run, in batches of ModelOptions::batch_size
@@ -169,6 +185,11 @@ class VlModel {
   // score_pairs; families override it to keep their image encodings in memory.
   virtual std::unique_ptr<PreparedImages> prepare_images(
       const std::vector<ImageRequest>& images) const;
+  // Ability::Alignment: how the maps are made, and the maps of one image with each caption
+  // (captions.size() of them). A model without the ability throws the one refusal (require).
+  virtual AlignmentMethod alignment_method() const;
+  virtual std::vector<AlignmentMaps> align(const ImageBytes& image,
+                                           const std::vector<std::string>& captions) const;
   // The family's own engine-level measurements for `winokit bench` (towers on raw tensors, the
   // share of the GEMM peak, ...), as JSON fields merged into its report; null when it has none.
   virtual nlohmann::json engine_bench(const EngineBenchOptions& options) const;

@@ -13,7 +13,7 @@
 #include "winokit/model/vilt_family.hpp"
 
 #include "winokit/core/layer.hpp"
-WINOKIT_LAYER(eval);
+WINOKIT_LAYER(model);
 
 namespace winokit {
 
@@ -33,8 +33,5 @@ ViltAlignment vilt_word_patch_alignment(const ViltRuntime& rt, const ImageBytes&
                                         const std::string& caption);
 // The demo's display scaling of one token's map: standardise, clip to [1, 3], min-max to [0, 1].
 std::vector<float> vilt_display_map(const std::vector<float>& transport);
-// The image with the map (values in [0, 1]) overlaid as in eval/heatmap.hpp (heat_pixel), as a PNG.
-std::string render_vilt_heatmap_png(const ViltImage& image, const ViltConfig& config,
-                                    const std::vector<float>& map, int grid_h, int grid_w);
 
 }  // namespace winokit

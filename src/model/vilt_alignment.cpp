@@ -1,5 +1,5 @@
 // ViLT's word-patch alignment (IPOT) maps.
-#include "winokit/eval/vilt_alignment.hpp"
+#include "winokit/model/vilt_alignment.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -8,9 +8,8 @@
 #include <numeric>
 
 #include "winokit/core/error.hpp"
-#include "winokit/eval/heatmap.hpp"
 #include "winokit/io/files.hpp"
-#include "winokit/io/png_writer.hpp"
+#include "winokit/io/image_decode.hpp"
 #include "winokit/model/clip_model.hpp"
 #include "winokit/model/compute.hpp"
 
@@ -121,29 +120,6 @@ std::vector<float> vilt_display_map(const std::vector<float>& transport) {
   for (std::size_t k = 0; k < n; ++k)
     out[k] = static_cast<float>((z[k] - *lo) / (*hi - *lo));
   return out;
-}
-
-std::string render_vilt_heatmap_png(const ViltImage& image, const ViltConfig& c,
-                                    const std::vector<float>& map, int grid_h, int grid_w) {
-  const int w = image.width, h = image.height;
-  std::vector<std::uint8_t> rgb(static_cast<std::size_t>(w) * h * 3);
-  for (int y = 0; y < h; ++y) {
-    for (int x = 0; x < w; ++x) {
-      const int gy = std::min(grid_h - 1, y / c.patch), gx = std::min(grid_w - 1, x / c.patch);
-      const float heat = map[static_cast<std::size_t>(gy) * grid_w + gx];
-      std::array<float, 3> v{};
-      for (std::size_t ch = 0; ch < 3; ++ch)
-        v[ch] = image.pixels[(ch * static_cast<std::size_t>(h) + static_cast<std::size_t>(y)) *
-                                 static_cast<std::size_t>(w) +
-                             static_cast<std::size_t>(x)] *
-                    c.std[ch] +
-                c.mean[ch];
-      const auto px = heat_pixel(v, heat);
-      for (std::size_t ch = 0; ch < 3; ++ch)
-        rgb[(static_cast<std::size_t>(y) * w + x) * 3 + ch] = px[ch];
-    }
-  }
-  return encode_png_rgb8(rgb, w, h);
 }
 
 }  // namespace winokit
