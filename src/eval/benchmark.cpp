@@ -17,6 +17,7 @@ std::vector<std::unique_ptr<Benchmark>> builtin_benchmarks() {
   std::vector<std::unique_ptr<Benchmark>> list;
   list.push_back(make_winoground_benchmark());
   list.push_back(make_winogavil_benchmark());
+  list.push_back(make_sugarcrepe_benchmark());
   return list;
 }
 

@@ -122,5 +122,6 @@ std::vector<std::string> benchmark_names();
 // The built-in benchmarks' factories (one per benchmark, listed once in benchmark.cpp).
 std::unique_ptr<Benchmark> make_winoground_benchmark();
 std::unique_ptr<Benchmark> make_winogavil_benchmark();
+std::unique_ptr<Benchmark> make_sugarcrepe_benchmark();
 
 }  // namespace winokit
