@@ -100,6 +100,17 @@ SugarCrepeDataset load_sugarcrepe(const fs::path& path) {
                            "swap_att.json)",
                        "pass the data/ folder of RAIVNLab/sugar-crepe, or one subset's file");
     }
+    // A folder is the whole benchmark: a missing subset would silently shrink N.
+    std::string missing;
+    for (const std::string& s : sugarcrepe_subsets()) {
+      const bool found = std::any_of(d.items.begin(), d.items.end(),
+                                     [&](const SugarCrepeItem& i) { return i.subset == s; });
+      if (!found) missing += (missing.empty() ? "" : ", ") + s + ".json";
+    }
+    if (!missing.empty()) {
+      throw UsageError(path.string() + ": SugarCrepe subset file(s) missing: " + missing,
+                       "the release's data/ folder has all 7; to run one subset, pass its file");
+    }
   } else {
     if (!fs::exists(path, ec)) throw IoError(path.string() + ": not found");
     read_subset(path, subset_of_file(path), d);

@@ -95,34 +95,42 @@ fi
 # --- SugarCrepe: the release's layout (one JSON file per subset; COCO images by file name) ---
 mkdir -p sc/data sc/images
 for i in 0 1 2 3; do cp "syn/images/ex_${i}_img_0.png" "sc/images/00000000000$i.png"; done
-cat > sc/data/swap_att.json <<'JSON'
-{
-    "0": {"filename": "000000000000.png", "caption": "a red circle above a blue square", "negative_caption": "a blue circle above a red square"},
-    "1": {"filename": "000000000001.png", "caption": "a green square", "negative_caption": "a square green"},
-    "2": {"filename": "000000000002.png", "caption": "two circles", "negative_caption": "one circle"}
-}
-JSON
-cat > sc/data/add_ent.json <<'JSON'
-{"7": {"filename": "000000000003.png", "caption": "a circle", "negative_caption": "a circle and a dog"}}
-JSON
+# All 7 subsets (add_obj under its older name add_ent.json): swap_att holds 3 items, the others 1.
+python3 - <<'PY'
+import json
+names = ["add_obj", "add_att", "replace_obj", "replace_att", "replace_rel", "swap_obj", "swap_att"]
+caps = {"swap_att": [("a red circle above a blue square", "a blue circle above a red square"),
+                     ("a green square", "a square green"), ("two circles", "one circle")]}
+# scores: swap_att right, tie (wrong, as main_eval.py), right; add_obj wrong; the others right
+rows = {"swap_att": [(0.9, 0.1), (0.5, 0.5), (0.3, 0.2)], "add_obj": [(0.1, 0.2)]}
+with open("sc.jsonl", "w") as f:
+    for n, s in enumerate(names):
+        items = caps.get(s, [("a circle", "a circle and a dog")])
+        file = "add_ent" if s == "add_obj" else s
+        json.dump({str(7 * n + k): {"filename": "00000000000%d.png" % (k + 1 if s == "swap_att" else 0),
+                                    "caption": c, "negative_caption": d}
+                   for k, (c, d) in enumerate(items)}, open("sc/data/%s.json" % file, "w"), indent=4)
+        for k, (p, q) in enumerate(rows.get(s, [(0.6, 0.4)])):
+            f.write(json.dumps({"id": "%s/%d" % (s, 7 * n + k), "scores": [[p], [q]]}) + "\n")
+PY
 expect "benchmarks lists sugarcrepe" 0 "sugarcrepe .*SugarCrepe" -- "$WINOKIT" benchmarks
-# Generic scores: swap_att right, tie (wrong, as main_eval.py), right; add_obj (read from the
-# older name add_ent.json) wrong.
-printf '%s\n' '{"id": "add_obj/7", "scores": [[0.1], [0.2]]}' '{"id": "swap_att/0", "scores": [[0.9], [0.1]]}' \
-  '{"id": "swap_att/1", "scores": [[0.5], [0.5]]}' '{"id": "swap_att/2", "scores": [[0.3], [0.2]]}' > sc.jsonl
 expect "run sugarcrepe from scores: a tie is wrong (2 of 3 = 66.67)" 0 "\| swap_att \| 66\.67 \| 3 \|" -- "$WINOKIT" run sugarcrepe --data sc/data --scores sc.jsonl --json sc.json --csv sc.csv
-[ "$(num metrics.0.percent sc.json)" = "0.000000000" ] && [ "$(num metrics.2.percent sc.json)" = "33.333333333" ] && ok "sugarcrepe: add_obj 0, mean of subsets 33.33" || not_ok "sugarcrepe metrics" "$(head -c 600 sc.json)"
-python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); t=[s for s in j["sections"] if s["title"]=="Accuracy per subset"][0]; assert t["rows"][1]["Ties"] == "1", t' sc.json 2>/dev/null && ok "sugarcrepe counts the tie" || not_ok "sugarcrepe ties column" "$(grep -o '"rows".\{0,300\}' sc.json | head -2)"
-[ "$(wc -l < sc.csv)" -eq 5 ] && strict_csv sc.csv 8 && ok "sugarcrepe --csv: one row per item" || not_ok "sugarcrepe csv" "$(head -3 sc.csv)"
+# the mean of the 7 subsets: (0 + 5 x 100 + 66.67) / 7 = 80.95
+[ "$(num metrics.0.percent sc.json)" = "0.000000000" ] && [ "$(num metrics.7.percent sc.json)" = "80.952380952" ] && ok "sugarcrepe: add_obj 0, mean of subsets 80.95" || not_ok "sugarcrepe metrics" "$(head -c 600 sc.json)"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); t=[s for s in j["sections"] if s["title"]=="Accuracy per subset"][0]; assert t["rows"][6]["Ties"] == "1", t' sc.json 2>/dev/null && ok "sugarcrepe counts the tie" || not_ok "sugarcrepe ties column" "$(grep -o '"rows".\{0,300\}' sc.json | head -2)"
+[ "$(wc -l < sc.csv)" -eq 10 ] && strict_csv sc.csv 8 && ok "sugarcrepe --csv: one row per item" || not_ok "sugarcrepe csv" "$(head -3 sc.csv)"
 expect "sugarcrepe with a model needs --images" 2 "sugarcrepe needs --images DIR: COCO's val2017" -- "$WINOKIT" run sugarcrepe --data sc/data --model "$SHARED/golden/clip/models/tiny-quickgelu-hf"
 if [ -n "$SHARED" ]; then
   expect "run sugarcrepe with a model" 0 "wrote sc.md" -- "$WINOKIT" run sugarcrepe --data sc/data --images sc/images --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --quiet --markdown sc.md
   grep -qE "\| swap_att \| [0-9]+\.[0-9]{2} \| 3 \|" sc.md && ok "sugarcrepe with a model: a row per subset" || not_ok "sugarcrepe model report" "$(head -12 sc.md)"
 fi
 mkdir -p sc/few && cp sc/images/000000000000.png sc/few/
-expect "sugarcrepe names the missing images" 3 "3 image\(s\) not found in sc/few: 000000000003.png, 000000000001.png, 000000000002.png" -- "$WINOKIT" run sugarcrepe --data sc/data --images sc/few --model "${SHARED:-.}/golden/clip/models/tiny-quickgelu-hf"
-printf '{"0": {"filename": "a.png", "caption": "x"}}' > sc/bad.json
-cp sc/bad.json sc/swap_obj.json
+expect "sugarcrepe names the missing images" 3 "3 image\(s\) not found in sc/few: 000000000001.png, 000000000002.png, 000000000003.png" -- "$WINOKIT" run sugarcrepe --data sc/data --images sc/few --model "${SHARED:-.}/golden/clip/models/tiny-quickgelu-hf"
+printf '{"0": {"filename": "a.png", "caption": "x"}}' > sc/swap_obj.json
+mkdir -p sc/part && cp sc/data/swap_att.json sc/data/add_att.json sc/part/
+expect "a folder missing subsets names them (never a smaller N)" 2 "subset file\(s\) missing: add_obj.json, replace_obj.json, replace_att.json, replace_rel.json, swap_obj.json" -- "$WINOKIT" run sugarcrepe --data sc/part --scores sc.jsonl
+grep '"swap_att/' sc.jsonl > sc-swap.jsonl
+expect "one subset's file runs that subset alone" 0 "\| swap_att \| 66\.67 \| 3 \|" -- "$WINOKIT" run sugarcrepe --data sc/data/swap_att.json --scores sc-swap.jsonl
 expect "a malformed subset names the file and the field" 2 "swap_obj.json.*0\.negative_caption.*non-empty string" -- "$WINOKIT" run sugarcrepe --data sc/swap_obj.json --scores sc.jsonl
 
 echo "$passed passed, $failed failed"

@@ -37,10 +37,10 @@ struct SugarCrepeDataset {
   std::vector<SugarCrepeItem> items;         // subset order, then the file's key order
 };
 
-// `path`: the release's data/ folder (every subset file found there is read; at least one must
-// be; the older names add_ent/replace_ent/swap_ent are read as *_obj), or one subset's .json
-// file. InputError naming the file and the key/field for malformed content; UsageError for a
-// folder with no subset file.
+// `path`: the release's data/ folder (all 7 subset files must be there: a missing one is a
+// UsageError naming it; the older names add_ent/replace_ent/swap_ent are read as *_obj), or one
+// subset's .json file (that subset alone). InputError naming the file and the key/field for
+// malformed content.
 SugarCrepeDataset load_sugarcrepe(const std::filesystem::path& path);
 
 }  // namespace winokit
