@@ -5,7 +5,9 @@
 #include <map>
 
 #include "winokit/core/error.hpp"
+#include "winokit/core/rng.hpp"
 #include "winokit/core/text.hpp"
+#include "winokit/eval/stats.hpp"
 #include "winokit/io/files.hpp"
 
 namespace winokit {
@@ -18,6 +20,7 @@ std::vector<std::unique_ptr<Benchmark>> builtin_benchmarks() {
   list.push_back(make_winoground_benchmark());
   list.push_back(make_winogavil_benchmark());
   list.push_back(make_sugarcrepe_benchmark());
+  list.push_back(make_whatsup_benchmark());
   return list;
 }
 
@@ -104,6 +107,52 @@ std::vector<ItemScores> Benchmark::load_scores(const BenchmarkData& data,
     out.push_back(std::move(*found[i]));
   }
   return out;
+}
+
+void require_image_files(const std::vector<std::filesystem::path>& files,
+                         const std::string& where) {
+  constexpr std::size_t kListed = 10;
+  std::vector<std::string> missing;
+  std::map<std::filesystem::path, bool> seen;
+  for (const auto& f : files) {
+    std::error_code ec;
+    if (seen.emplace(f, true).second && !std::filesystem::is_regular_file(f, ec))
+      missing.push_back(f.filename().string());
+  }
+  if (missing.empty()) return;
+  std::string list;
+  for (std::size_t k = 0; k < missing.size() && k < kListed; ++k)
+    list += (k ? ", " : "") + missing[k];
+  if (missing.size() > kListed)
+    list += " and " + std::to_string(missing.size() - kListed) + " more";
+  throw IoError(std::to_string(missing.size()) + " image(s) not found in " + where + ": " + list);
+}
+
+ImageRequest unread_image(const std::string& name) {
+  return {name,
+          [name]() -> ImageBytes {
+            throw UsageError("image '" + name + "' is needed: a model run reads the images");
+          },
+          {}};
+}
+
+BenchmarkMetric accuracy_metric(const std::string& name, const std::vector<std::uint8_t>& right,
+                                const BenchmarkOptions& o, const std::string& seed_name) {
+  std::size_t k = 0;
+  for (auto r : right)
+    k += r;
+  BenchmarkMetric m{
+      name,         right.empty() ? 0.0 : 100.0 * static_cast<double>(k) / right.size(),
+      right.size(), {},
+      {},           {}};
+  const BootstrapIntervals b = bootstrap_proportions(right, 1, o.bootstrap_resamples, o.confidence,
+                                                     derive_seed(o.seed, seed_name));
+  if (b.percentile[0].valid()) {
+    m.low = b.percentile[0].low * 100;
+    m.high = b.percentile[0].high * 100;
+    m.method = "seeded bootstrap percentile";
+  }
+  return m;
 }
 
 std::vector<ItemScores> score_items(const BenchmarkData& data, const VlModel& model,

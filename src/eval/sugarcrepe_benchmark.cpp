@@ -5,6 +5,7 @@
 // interval and a one-sided binomial test against the 50% of chance; the paper's categories
 // (Replace, Swap, Add) are the macro averages of their subsets.
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 
@@ -19,7 +20,6 @@ namespace winokit {
 namespace {
 
 constexpr double kChance = 0.5;  // two captions
-constexpr std::size_t kMissingListed = 10;
 
 std::string fixed(double v, int digits = 2) {
   char b[32];
@@ -53,23 +53,10 @@ class SugarCrepeBenchmark final : public Benchmark {
     }
     const bool with_images = !o.images.empty() && o.need_images;
     if (with_images) {
-      std::vector<std::string> missing;
-      std::map<std::string, bool> seen;
-      for (const auto& item : ds->items) {
-        if (seen.emplace(item.filename, true).second &&
-            !std::filesystem::is_regular_file(o.images / item.filename)) {
-          missing.push_back(item.filename);
-        }
-      }
-      if (!missing.empty()) {
-        std::string list;
-        for (std::size_t k = 0; k < missing.size() && k < kMissingListed; ++k)
-          list += (k ? ", " : "") + missing[k];
-        if (missing.size() > kMissingListed)
-          list += " and " + std::to_string(missing.size() - kMissingListed) + " more";
-        throw IoError(std::to_string(missing.size()) + " image(s) not found in " +
-                      o.images.string() + ": " + list);
-      }
+      std::vector<std::filesystem::path> files;
+      for (const auto& item : ds->items)
+        files.push_back(o.images / item.filename);
+      require_image_files(files, o.images.string());
     }
     BenchmarkData data;
     data.benchmark = name();
@@ -82,12 +69,7 @@ class SugarCrepeBenchmark final : public Benchmark {
       if (with_images) {
         item.images.push_back(image_file_request((o.images / it.filename).string(), it.filename));
       } else {
-        const std::string f = it.filename;
-        item.images.push_back({f,
-                               [f]() -> ImageBytes {
-                                 throw UsageError("image '" + f + "' is needed: give --images DIR");
-                               },
-                               {}});
+        item.images.push_back(unread_image(it.filename));
       }
       data.items.push_back(std::move(item));
     }
@@ -145,15 +127,7 @@ class SugarCrepeBenchmark final : public Benchmark {
       for (auto r : s.right)
         k += r;
       const double acc = static_cast<double>(k) / static_cast<double>(s.right.size());
-      const BootstrapIntervals b =
-          bootstrap_proportions(s.right, 1, o.bootstrap_resamples, o.confidence,
-                                derive_seed(o.seed, "sugarcrepe/" + name));
-      BenchmarkMetric m{name, acc * 100, s.right.size(), {}, {}, {}};
-      if (b.percentile[0].valid()) {
-        m.low = b.percentile[0].low * 100;
-        m.high = b.percentile[0].high * 100;
-        m.method = "seeded bootstrap percentile";
-      }
+      const BenchmarkMetric m = accuracy_metric(name, s.right, o, "sugarcrepe/" + name);
       summary.metrics.push_back(m);
       subsets.rows.push_back(
           {name, sugarcrepe_category(name), std::to_string(s.right.size()), fixed(acc * 100),

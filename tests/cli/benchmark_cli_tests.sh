@@ -23,7 +23,7 @@ print(f"{d:.9f}")' "$1" "$2"; }
 expect "benchmarks lists the registry" 0 "winoground .*Winoground.*" -- "$WINOKIT" benchmarks
 expect "benchmarks lists winogavil" 0 "winogavil .*WinoGAViL" -- "$WINOKIT" benchmarks
 expect "--help lists the benchmarks" 0 "Benchmarks \(winokit run NAME\):" -- "$WINOKIT" --help
-expect "an unknown benchmark names the known ones" 2 "unknown benchmark 'nope' \(known: winoground, winogavil, sugarcrepe\)" -- "$WINOKIT" run nope --data x --scores y
+expect "an unknown benchmark names the known ones" 2 "unknown benchmark 'nope' \(known: winoground, winogavil, sugarcrepe, whatsup\)" -- "$WINOKIT" run nope --data x --scores y
 
 "$WINOKIT" synth --out syn --count 24 --seed 4 --image-size 64 >/dev/null 2>&1
 "$WINOKIT" eval --data syn --scorer random --seed 2 --scores-out s.jsonl --json e.json --quiet >/dev/null 2>&1
@@ -132,6 +132,56 @@ expect "a folder missing subsets names them (never a smaller N)" 2 "subset file\
 grep '"swap_att/' sc.jsonl > sc-swap.jsonl
 expect "one subset's file runs that subset alone" 0 "\| swap_att \| 66\.67 \| 3 \|" -- "$WINOKIT" run sugarcrepe --data sc/data/swap_att.json --scores sc-swap.jsonl
 expect "a malformed subset names the file and the field" 2 "swap_obj.json.*0\.negative_caption.*non-empty string" -- "$WINOKIT" run sugarcrepe --data sc/swap_obj.json --scores sc.jsonl
+
+# --- What'sUp: the release's data folder (annotation files and image folders) ---
+mkdir -p wu/data/controlled_images wu/data/controlled_clevr wu/data/val2017 wu/data/vg_images
+python3 - <<'PY'
+import json, shutil
+img = "syn/images/ex_%d_img_0.png"
+a = [("dog_left_of_table.jpeg", "left of"), ("dog_right_of_table.jpeg", "right of"),
+     ("dog_on_table.jpeg", "on"), ("dog_under_table.jpeg", "under")]
+b = [("cube_left_of_ball.jpeg", "left of"), ("cube_right_of_ball.jpeg", "right of"),
+     ("cube_in-front_of_ball.jpeg", "in front of"), ("cube_behind_ball.jpeg", "behind")]
+for sub, folder, rows, objs in [("controlled_images_dataset.json", "controlled_images", a, ("dog", "table")),
+                                ("controlled_clevr_dataset.json", "controlled_clevr", b, ("cube", "ball"))]:
+    items = []
+    for k, (name, prep) in enumerate(rows):
+        shutil.copy(img % k, "wu/data/%s/%s" % (folder, name))
+        others = [p for _, p in rows if p != prep]
+        items.append({"image_path": "data/%s/%s" % (folder, name),
+                      "caption_options": ["A %s %s a %s" % (objs[0], p, objs[1]) for p in [prep] + others]})
+    json.dump(items, open("wu/data/" + sub, "w"))
+shutil.copy(img % 0, "wu/data/val2017/000000397133.jpg")
+shutil.copy(img % 1, "wu/data/vg_images/2345.jpg")
+json.dump([[397133, "A dog on the left", "A dog on the right"]], open("wu/data/coco_qa_one_obj.json", "w"))
+json.dump([[397133, "A dog to the left of a cat", "A dog to the right of a cat"]], open("wu/data/coco_qa_two_obj.json", "w"))
+json.dump([[2345, "A cup on the top", "A cup on the bottom"]], open("wu/data/vg_qa_one_obj.json", "w"))
+json.dump([[2345, "A cup in front of a plate", "A cup behind a plate"]], open("wu/data/vg_qa_two_obj.json", "w"))
+# controlled_a: right, tie (strict wrong, argmax right), right, wrong; everything else right
+a_scores = [[0.9, 0.1, 0.1, 0.1], [0.5, 0.5, 0.1, 0.1], [0.9, 0.1, 0.2, 0.3], [0.1, 0.9, 0.1, 0.1]]
+with open("wu.jsonl", "w") as f:
+    for k, row in enumerate(a_scores):
+        f.write(json.dumps({"id": "controlled_a/%d" % k, "scores": [[v] for v in row]}) + "\n")
+    for k in range(4):
+        f.write(json.dumps({"id": "controlled_b/%d" % k, "scores": [[0.9], [0.1], [0.1], [0.1]]}) + "\n")
+    for sub in ["coco_one", "coco_two", "gqa_one", "gqa_two"]:
+        f.write(json.dumps({"id": sub + "/0", "scores": [[0.7], [0.3]]}) + "\n")
+PY
+expect "benchmarks lists whatsup" 0 "whatsup .*What'sUp" -- "$WINOKIT" benchmarks
+expect "run whatsup from scores: strict and argmax accuracy, pair and set (controlled A)" 0 "\| controlled_a \| 4 \| 25\.00 \| 50\.00 \| \[[0-9.]+, [0-9.]+\] \| 75\.00 \| 1 \| 0\.00 \| 50\.00 \| 0\.00 \| 0\.00 \|" -- "$WINOKIT" run whatsup --data wu/data --scores wu.jsonl --json wu.json --csv wu.csv
+grep -qE "\| controlled_b \| 4 \| 25\.00 \| 100\.00 \| .* \| 100\.00 \| 0 \| 100\.00 \| 100\.00 \| 100\.00 \| 100\.00 \|" <("$WINOKIT" run whatsup --data wu/data --scores wu.jsonl) && ok "whatsup: controlled B pair and set 100" || not_ok "whatsup controlled B"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); t=[s for s in j["sections"] if s["title"]=="Accuracy per preposition"][0]; p={(r["Subset"], r["Preposition"]) for r in t["rows"]}; assert {("controlled_a","left_of"),("controlled_a","on"),("controlled_b","in-front_of"),("coco_one","left"),("coco_two","left"),("gqa_one","top"),("gqa_two","front")} <= p, p' wu.json && ok "whatsup groups prepositions as the official code" || not_ok "whatsup prepositions" "$(grep -o '"Preposition": "[^"]*"' wu.json | sort -u | tr '\n' ' ')"
+[ "$(wc -l < wu.csv)" -eq 13 ] && strict_csv wu.csv 8 && ok "whatsup --csv: one row per item" || not_ok "whatsup csv" "$(head -2 wu.csv)"
+if [ -n "$SHARED" ]; then
+  expect "run whatsup with a model" 0 "wrote wu.md" -- "$WINOKIT" run whatsup --data wu/data --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --quiet --markdown wu.md
+  grep -qE "\| gqa_two \| 1 \| 50\.00 \|" wu.md && ok "whatsup with a model: every subset" || not_ok "whatsup model report" "$(head -14 wu.md)"
+fi
+rm wu/data/vg_qa_two_obj.json
+expect "a What'sUp folder missing a file names it" 2 "annotation file\(s\) missing: vg_qa_two_obj.json" -- "$WINOKIT" run whatsup --data wu/data --scores wu.jsonl
+grep '"controlled_a/' wu.jsonl > wu-a.jsonl
+expect "one annotation file runs that subset" 0 "\| controlled_a \| 4 \|" -- "$WINOKIT" run whatsup --data wu/data/controlled_images_dataset.json --scores wu-a.jsonl
+rm wu/data/controlled_images/dog_on_table.jpeg
+expect "a missing What'sUp image is named" 3 "1 image\(s\) not found in .*: dog_on_table.jpeg" -- "$WINOKIT" run whatsup --data wu/data/controlled_images_dataset.json --model "${SHARED:-.}/golden/clip/models/tiny-quickgelu-hf"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

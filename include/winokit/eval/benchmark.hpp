@@ -113,6 +113,16 @@ class Benchmark {
 std::vector<ItemScores> score_items(const BenchmarkData& data, const VlModel& model,
                                     EmbedStats* stats = nullptr);
 
+// IoError when any of `files` is not a regular file: "N image(s) not found in WHERE: the first
+// 10 names and M more" (each distinct file once, in order). For a benchmark's load().
+void require_image_files(const std::vector<std::filesystem::path>& files, const std::string& where);
+// An image request that refuses to read (a scores-file run names images, never reads them).
+ImageRequest unread_image(const std::string& name);
+// Accuracy figures of items whose outcome is a 0/1 each: the headline metric with a seeded
+// bootstrap percentile interval (`seed_name` derives the seed).
+BenchmarkMetric accuracy_metric(const std::string& name, const std::vector<std::uint8_t>& right,
+                                const BenchmarkOptions& options, const std::string& seed_name);
+
 // The registered benchmarks, in registration order.
 const std::vector<std::unique_ptr<Benchmark>>& benchmarks();
 // UsageError naming the known benchmarks (and the closest one) when `name` is not registered.
@@ -123,5 +133,6 @@ std::vector<std::string> benchmark_names();
 std::unique_ptr<Benchmark> make_winoground_benchmark();
 std::unique_ptr<Benchmark> make_winogavil_benchmark();
 std::unique_ptr<Benchmark> make_sugarcrepe_benchmark();
+std::unique_ptr<Benchmark> make_whatsup_benchmark();
 
 }  // namespace winokit
