@@ -36,13 +36,15 @@ constexpr int kPartFormat = 1;
 constexpr float kPlaceholderFloat = 1.0f;
 constexpr double kPlaceholderDouble = 0.0;
 
-// One model call: its kind ("images", "texts", "pairs"), a signature of the request, how many
-// units it has and how many bytes each unit's result takes.
+// One model call: its kind ("images", "texts", "pairs"), a signature of the request, its items
+// (one result of `item_bytes` each) and its work units (an item's unit is unit_of[item]; each
+// unit is computed by one shard).
 struct Call {
   std::string kind, signature;
-  std::size_t units = 0, unit_bytes = 0;
-  std::size_t lo = 0, hi = 0;  // this shard's slice
-  std::string bytes;           // results of [lo, hi) (shard) or of every unit (replay)
+  std::size_t items = 0, item_bytes = 0, units = 0;
+  std::size_t lo = 0, hi = 0;  // a shard's slice of the units
+  std::string bytes;           // shard: results of its items, in item order
+  std::vector<std::string> shard_bytes;  // replay: each shard's results, shard by shard
   EmbedStats stats;
 };
 
@@ -220,14 +222,33 @@ std::pair<int, int> parse_shard(const std::string& spec) {
   return {index, count};
 }
 
-// Runs one model call in a shard (its slice, recorded) or in merge (the recorded results):
-// returns the results of every unit, `unit_bytes` each.
+// The items of `unit_of` whose unit is in [lo, hi), in item order.
+std::vector<std::size_t> items_in(const std::vector<std::size_t>& unit_of, std::size_t lo,
+                                  std::size_t hi) {
+  std::vector<std::size_t> out;
+  for (std::size_t k = 0; k < unit_of.size(); ++k)
+    if (unit_of[k] >= lo && unit_of[k] < hi) out.push_back(k);
+  return out;
+}
+
+// Runs one model call in a shard (its units' items computed and recorded) or in merge (the
+// recorded results of every shard): returns the results of every item, `item_bytes` each.
+// `unit_of[item]` is the item's unit (units numbered 0 .. units-1).
 std::string run_call(
-    const std::string& kind, const std::string& signature, std::size_t units,
-    std::size_t unit_bytes, const std::string& placeholder, EmbedStats* stats,
-    const std::function<std::string(std::size_t, std::size_t, EmbedStats*)>& compute) {
+    const std::string& kind, const std::string& signature, const std::vector<std::size_t>& unit_of,
+    std::size_t units, std::size_t item_bytes, const std::string& placeholder, EmbedStats* stats,
+    const std::function<std::string(const std::vector<std::size_t>&, EmbedStats*)>& compute) {
   State& st = state();
   std::lock_guard<std::mutex> lock(st.mutex);
+  const std::size_t n = unit_of.size();
+  std::string full;
+  full.reserve(n * item_bytes);
+  for (std::size_t k = 0; k < n; ++k)
+    full += placeholder;
+  auto scatter = [&](const std::vector<std::size_t>& items, const std::string& bytes) {
+    for (std::size_t j = 0; j < items.size(); ++j)
+      full.replace(items[j] * item_bytes, item_bytes, bytes, j * item_bytes, item_bytes);
+  };
   if (st.mode == Mode::Replay) {
     if (st.next >= st.calls.size())
       throw InputError({"merge", 0, "calls"},
@@ -235,37 +256,87 @@ std::string run_call(
                            std::to_string(st.calls.size()) + ")",
                        "the data or the command changed since the shards ran");
     const Call& c = st.calls[st.next];
-    if (c.kind != kind || c.signature != signature || c.units != units ||
-        c.unit_bytes != unit_bytes) {
+    if (c.kind != kind || c.signature != signature || c.items != n || c.units != units ||
+        c.item_bytes != item_bytes) {
       throw InputError({"merge", 0, "calls"},
                        "model call " + std::to_string(st.next) + " is " + kind + " x " +
-                           std::to_string(units) + " now, but the parts recorded " + c.kind +
-                           " x " + std::to_string(c.units) +
+                           std::to_string(n) + " now, but the parts recorded " + c.kind + " x " +
+                           std::to_string(c.items) +
                            (c.signature != signature ? " of other inputs" : ""),
                        "the data or the command changed since the shards ran");
     }
+    for (int i = 0; i < st.count; ++i) {
+      const auto [lo, hi] = slice(units, i, st.count);
+      const std::vector<std::size_t> items = items_in(unit_of, lo, hi);
+      const std::string& bytes = c.shard_bytes[static_cast<std::size_t>(i)];
+      if (bytes.size() != items.size() * item_bytes)
+        throw InputError({"merge", 0, "calls"},
+                         "shard " + std::to_string(i) + "'s results of model call " +
+                             std::to_string(st.next) + " have the wrong size",
+                         "the part is damaged");
+      scatter(items, bytes);
+    }
     ++st.next;
     if (stats) add_stats(*stats, c.stats);
-    return c.bytes;
+    return full;
   }
   Call c;
   c.kind = kind;
   c.signature = signature;
+  c.items = n;
+  c.item_bytes = item_bytes;
   c.units = units;
-  c.unit_bytes = unit_bytes;
   std::tie(c.lo, c.hi) = slice(units, st.index, st.count);
-  if (c.hi > c.lo) c.bytes = compute(c.lo, c.hi, &c.stats);
-  if (c.bytes.size() != (c.hi - c.lo) * unit_bytes) throw Error("shard: wrong result size");
+  const std::vector<std::size_t> items = items_in(unit_of, c.lo, c.hi);
+  if (!items.empty()) c.bytes = compute(items, &c.stats);
+  if (c.bytes.size() != items.size() * item_bytes) throw Error("shard: wrong result size");
   if (stats) add_stats(*stats, c.stats);
-  std::string full;
-  full.reserve(units * unit_bytes);
-  for (std::size_t u = 0; u < c.lo; ++u)
-    full += placeholder;
-  full += c.bytes;
-  for (std::size_t u = c.hi; u < units; ++u)
-    full += placeholder;
+  scatter(items, c.bytes);
   st.calls.push_back(std::move(c));
   return full;
+}
+
+std::vector<std::size_t> identity_units(std::size_t n) {
+  std::vector<std::size_t> out(n);
+  for (std::size_t k = 0; k < n; ++k)
+    out[k] = k;
+  return out;
+}
+
+// A cross-encoder's units: the pairs that share a caption or an image (connected components),
+// so each image and caption is encoded by one shard; numbered in order of first pair. When one
+// component holds more than a shard's share (a full caption x image matrix), the units are the
+// images instead (each image encoded once; a caption then may be encoded by several shards).
+std::vector<std::size_t> pair_units(const std::vector<PairIndex>& pairs, std::size_t captions,
+                                    std::size_t images, int count, std::size_t* units) {
+  std::vector<std::size_t> parent(captions + images);
+  for (std::size_t k = 0; k < parent.size(); ++k)
+    parent[k] = k;
+  auto find = [&](std::size_t x) {
+    while (parent[x] != x)
+      x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  for (const auto& [c, i] : pairs)
+    parent[find(c)] = find(captions + i);
+  std::map<std::size_t, std::size_t> number, size;
+  std::vector<std::size_t> unit_of(pairs.size());
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    const std::size_t root = find(pairs[k].first);
+    unit_of[k] = number.emplace(root, number.size()).first->second;
+    ++size[root];
+  }
+  std::size_t largest = 0;
+  for (const auto& [root, n] : size)
+    largest = std::max(largest, n);
+  const auto c = static_cast<std::size_t>(count);
+  if (count > 1 && largest > (pairs.size() + c - 1) / c) {
+    number.clear();
+    for (std::size_t k = 0; k < pairs.size(); ++k)
+      unit_of[k] = number.emplace(pairs[k].second, number.size()).first->second;
+  }
+  *units = number.size();
+  return unit_of;
 }
 
 template <typename T>
@@ -320,11 +391,15 @@ class ShardModel final : public VlModel, public DualEncoder {
       sig += std::to_string(c) + "," + std::to_string(i) + ";";
     const std::string placeholder(reinterpret_cast<const char*>(&kPlaceholderDouble),
                                   sizeof(double));
+    std::size_t units = 0;
+    const std::vector<std::size_t> unit_of =
+        pair_units(pairs, captions.size(), images.size(), state().count, &units);
     const std::string bytes =
-        run_call("pairs", sha256_hex(sig), pairs.size(), sizeof(double), placeholder, stats,
-                 [&](std::size_t lo, std::size_t hi, EmbedStats* s) {
-                   const std::vector<PairIndex> part(pairs.begin() + static_cast<long>(lo),
-                                                     pairs.begin() + static_cast<long>(hi));
+        run_call("pairs", sha256_hex(sig), unit_of, units, sizeof(double), placeholder, stats,
+                 [&](const std::vector<std::size_t>& items, EmbedStats* s) {
+                   std::vector<PairIndex> part;
+                   for (std::size_t k : items)
+                     part.push_back(pairs[k]);
                    return raw_bytes(inner_->score_pairs(images, captions, part, s));
                  });
     return from_raw<double>(bytes);
@@ -335,9 +410,10 @@ class ShardModel final : public VlModel, public DualEncoder {
                                   const EncodeOptions& encode, TowerOutput* full) const override {
     refuse_states(encode, full);
     return embed("images", names_signature(images), images.size(), stats,
-                 [&](std::size_t lo, std::size_t hi, EmbedStats* s) {
-                   const std::vector<ImageRequest> part(images.begin() + static_cast<long>(lo),
-                                                        images.begin() + static_cast<long>(hi));
+                 [&](const std::vector<std::size_t>& items, EmbedStats* s) {
+                   std::vector<ImageRequest> part;
+                   for (std::size_t k : items)
+                     part.push_back(images[k]);
                    return dual_->embed_images(part, s);
                  });
   }
@@ -345,9 +421,10 @@ class ShardModel final : public VlModel, public DualEncoder {
                                  const EncodeOptions& encode, TowerOutput* full) const override {
     refuse_states(encode, full);
     return embed("texts", texts_signature(texts), texts.size(), stats,
-                 [&](std::size_t lo, std::size_t hi, EmbedStats* s) {
-                   const std::vector<std::string> part(texts.begin() + static_cast<long>(lo),
-                                                       texts.begin() + static_cast<long>(hi));
+                 [&](const std::vector<std::size_t>& items, EmbedStats* s) {
+                   std::vector<std::string> part;
+                   for (std::size_t k : items)
+                     part.push_back(texts[k]);
                    return dual_->embed_texts(part, s);
                  });
   }
@@ -363,16 +440,18 @@ class ShardModel final : public VlModel, public DualEncoder {
   }
   std::vector<float> embed(
       const std::string& kind, const std::string& sig, std::size_t n, EmbedStats* stats,
-      const std::function<std::vector<float>(std::size_t, std::size_t, EmbedStats*)>& compute)
+      const std::function<std::vector<float>(const std::vector<std::size_t>&, EmbedStats*)>&
+          compute)
       const {
     const auto dim = static_cast<std::size_t>(dual_->embed_dim());
     std::string placeholder;
     for (std::size_t d = 0; d < dim; ++d)
       placeholder.append(reinterpret_cast<const char*>(&kPlaceholderFloat), sizeof(float));
-    const std::string bytes = run_call(kind, sig, n, dim * sizeof(float), placeholder, stats,
-                                       [&](std::size_t lo, std::size_t hi, EmbedStats* s) {
-                                         return raw_bytes(compute(lo, hi, s));
-                                       });
+    const std::string bytes =
+        run_call(kind, sig, identity_units(n), n, dim * sizeof(float), placeholder, stats,
+                 [&](const std::vector<std::size_t>& items, EmbedStats* s) {
+                   return raw_bytes(compute(items, s));
+                 });
     return from_raw<float>(bytes);
   }
 
@@ -461,8 +540,9 @@ void finish_shard() {
   for (const Call& c : st.calls) {
     calls.push_back({{"kind", c.kind},
                      {"signature", c.signature},
+                     {"items", c.items},
+                     {"item_bytes", c.item_bytes},
                      {"units", c.units},
-                     {"unit_bytes", c.unit_bytes},
                      {"lo", c.lo},
                      {"hi", c.hi},
                      {"stats", stats_json(c.stats)},
@@ -623,9 +703,9 @@ int run_merge(const MergeFlags& f) {
     Call& c = calls[k];
     c.kind = calls0[k].at("kind").get<std::string>();
     c.signature = calls0[k].at("signature").get<std::string>();
+    c.items = calls0[k].at("items").get<std::size_t>();
+    c.item_bytes = calls0[k].at("item_bytes").get<std::size_t>();
     c.units = calls0[k].at("units").get<std::size_t>();
-    c.unit_bytes = calls0[k].at("unit_bytes").get<std::size_t>();
-    c.bytes.reserve(c.units * c.unit_bytes);
     for (int i = 0; i < count; ++i) {
       const Part& p = *by_index[static_cast<std::size_t>(i)];
       const json& calls_i = p.j.at("calls");
@@ -636,25 +716,28 @@ int run_merge(const MergeFlags& f) {
                          "the parts are not of one run");
       const json& ci = calls_i[k];
       if (ci.at("kind") != c.kind || ci.at("signature") != c.signature ||
-          ci.at("units") != c.units || ci.at("unit_bytes") != c.unit_bytes)
+          ci.at("items") != c.items || ci.at("item_bytes") != c.item_bytes ||
+          ci.at("units") != c.units)
         throw InputError(
             {p.file, 0, "calls"},
             "model call " + std::to_string(k) + " had other inputs than in " + first.file,
             "the parts are not of one run");
       const auto [lo, hi] = slice(c.units, i, count);
       std::string bytes = bytes_of_hex(ci.at("data").get<std::string>(), p.file);
-      if (ci.at("lo") != lo || ci.at("hi") != hi || bytes.size() != (hi - lo) * c.unit_bytes)
+      if (ci.at("lo") != lo || ci.at("hi") != hi || bytes.size() % std::max<std::size_t>(1, c.item_bytes) != 0)
         throw InputError({p.file, 0, "calls"},
                          "model call " + std::to_string(k) + " does not hold shard " +
                              std::to_string(i) + "'s slice",
                          "the part is damaged");
-      c.bytes += bytes;
+      c.shard_bytes.push_back(std::move(bytes));
       add_stats(c.stats, stats_of(ci.at("stats")));
     }
-    (c.kind == "images" ? images : c.kind == "texts" ? texts : pairs) += c.units;
+    (c.kind == "images" ? images : c.kind == "texts" ? texts : pairs) += c.items;
   }
   State& st = state();
   st.mode = Mode::Replay;
+  st.index = 0;
+  st.count = count;
   st.calls = std::move(calls);
   st.next = 0;
   st.models = first.j.at("models");
