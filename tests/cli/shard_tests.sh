@@ -22,12 +22,13 @@ source "$CLI_DIR/lib.sh"
 
 CLIP="$SRC/../shared/golden/clip/models/tiny-quickgelu-hf"   # a dual encoder
 VILT="$SRC/tests/fixtures/vilt/tiny-rank"                     # a cross-encoder
+LM="$SRC/tests/golden/gpt2_tiny/f32"                          # GPT-2 (perplexity, eval --lm)
 
 "$WINOKIT" synth --out syn --count 10 --seed 5 --image-size 64 >/dev/null 2>&1 || exit 1
 mkdir -p wg/images
 i=0
 for w in sun moon star sea sand tree leaf dog cat fish rock snow; do
-  cp "syn/images/ex_$((i % 10))_img_$((i % 2)).png" "wg/images/$w.png"; i=$((i + 1))
+  cp "syn/images/ex_$((i % 10))_img_$((i / 10)).png" "wg/images/$w.png"; i=$((i + 1))
 done
 printf 'cue,R1,R2,R3\nsky,sun,moon,star\nbeach,sea,sand,sun\nforest,tree,leaf,cat\npet,dog,cat,fish\n' > wg/swow.csv
 "$WINOKIT" swow --graph wg/swow.csv --images wg/images --out wg/inst.csv --seed 3 >/dev/null 2>&1 || exit 1
@@ -104,10 +105,12 @@ sharded() {
       not_ok "$name: a shard wrote the command's outputs"
       rm -rf "out-$name"
     fi
-    if ! "$WINOKIT" merge "parts-$name-$n"/part-*.json -o "merged-$name-$n" >"merge-$name-$n.log" 2>&1; then
+    # Merged where the shards ran, to the paths of the command line (out-NAME/...).
+    if ! "$WINOKIT" merge "parts-$name-$n"/part-*.json >"merge-$name-$n.log" 2>&1; then
       not_ok "$name: merge of $n shards" "$(tail -5 "merge-$name-$n.log")"
       continue
     fi
+    mkdir -p "merged-$name-$n" && mv "out-$name" "merged-$name-$n/"
     local diff
     if diff=$(same_tree "single-$name" "merged-$name-$n/out-$name" "$ignore"); then
       ok "$name: $n shards merge to the single run's outputs"
@@ -122,6 +125,10 @@ sharded eval-clip -- "$WINOKIT" eval --data syn --model "$CLIP" --quiet --json o
   --scores-out out-eval-clip/s.jsonl --html out-eval-clip/r.html --bootstrap 200
 sharded eval-vilt -- "$WINOKIT" eval --data syn --model "$VILT" --quiet --json out-eval-vilt/r.json \
   --markdown out-eval-vilt/r.md --scores-out out-eval-vilt/s.jsonl --bootstrap 200
+sharded eval-clip-lm -- "$WINOKIT" eval --data syn --model "$CLIP" --lm "$LM" --quiet \
+  --json out-eval-clip-lm/r.json --markdown out-eval-clip-lm/r.md --scores-out out-eval-clip-lm/s.jsonl \
+  --bootstrap 200
+sharded perplexity -- "$WINOKIT" perplexity --data syn --model "$LM" --out out-perplexity/p.csv
 sharded run-clip -- "$WINOKIT" run winoground --data syn --model "$CLIP" --quiet \
   --json out-run-clip/r.json --markdown out-run-clip/r.md --csv out-run-clip/r.csv
 sharded run-vilt -- "$WINOKIT" run winoground --data syn --model "$VILT" --quiet \

@@ -42,8 +42,8 @@ constexpr double kPlaceholderDouble = 0.0;
 struct Call {
   std::string kind, signature;
   std::size_t items = 0, item_bytes = 0, units = 0;
-  std::size_t lo = 0, hi = 0;  // a shard's slice of the units
-  std::string bytes;           // shard: results of its items, in item order
+  std::size_t lo = 0, hi = 0;            // a shard's slice of the units
+  std::string bytes;                     // shard: results of its items, in item order
   std::vector<std::string> shard_bytes;  // replay: each shard's results, shard by shard
   EmbedStats stats;
 };
@@ -438,11 +438,10 @@ class ShardModel final : public VlModel, public DualEncoder {
       throw UsageError("--shard does not split per-layer states (embed --hidden-states, probe)",
                        "run it without --shard");
   }
-  std::vector<float> embed(
-      const std::string& kind, const std::string& sig, std::size_t n, EmbedStats* stats,
-      const std::function<std::vector<float>(const std::vector<std::size_t>&, EmbedStats*)>&
-          compute)
-      const {
+  std::vector<float> embed(const std::string& kind, const std::string& sig, std::size_t n,
+                           EmbedStats* stats,
+                           const std::function<std::vector<float>(const std::vector<std::size_t>&,
+                                                                  EmbedStats*)>& compute) const {
     const auto dim = static_cast<std::size_t>(dual_->embed_dim());
     std::string placeholder;
     for (std::size_t d = 0; d < dim; ++d)
@@ -461,7 +460,7 @@ class ShardModel final : public VlModel, public DualEncoder {
 
 // The commands whose model calls a shard splits (the names their open() calls give).
 bool shardable(const std::string& command) {
-  for (const char* c : {"eval", "run", "winogavil", "retrieval", "variants", "embed"})
+  for (const char* c : {"eval", "run", "winogavil", "retrieval", "variants", "embed", "perplexity"})
     if (command.rfind(c, 0) == 0) return command != "embed --hidden-states";
   return command.empty();  // retrieval opens its models with the plain open()
 }
@@ -516,9 +515,22 @@ std::unique_ptr<VlModel> wrap_model(std::unique_ptr<VlModel> model, const ShardF
     if (!flags.part.empty()) throw UsageError("--part needs --shard I/N");
     return model;
   }
+  begin_shard(flags, command);
+  st.models.push_back(model->describe());
+  return std::make_unique<ShardModel>(std::move(model));
+}
+
+bool begin_shard(const ShardFlags& flags, const std::string& command) {
+  State& st = state();
+  if (st.mode == Mode::Replay) return true;
+  if (flags.shard.empty()) {
+    if (!flags.part.empty()) throw UsageError("--part needs --shard I/N");
+    return st.mode == Mode::Shard;
+  }
   if (!shardable(command))
     throw UsageError("winokit " + command + " does not take --shard",
-                     "--shard splits eval, run, winogavil, retrieval, variants and embed");
+                     "--shard splits eval, run, winogavil, retrieval, variants, embed and "
+                     "perplexity");
   const auto [index, count] = parse_shard(flags.shard);
   if (st.mode == Mode::Shard && (index != st.index || count != st.count))
     throw Error("shard: two models with different shards");
@@ -528,8 +540,17 @@ std::unique_ptr<VlModel> wrap_model(std::unique_ptr<VlModel> model, const ShardF
   st.part = flags.part.empty()
                 ? "winokit-part-" + std::to_string(index) + "-of-" + std::to_string(count) + ".json"
                 : flags.part;
-  st.models.push_back(model->describe());
-  return std::make_unique<ShardModel>(std::move(model));
+  return true;
+}
+
+std::string shard_units(
+    const std::string& kind, const std::string& signature, std::size_t n, std::size_t item_bytes,
+    EmbedStats* stats,
+    const std::function<std::string(std::size_t, std::size_t, EmbedStats*)>& compute) {
+  return run_call(kind, signature, identity_units(n), n, item_bytes, std::string(item_bytes, '\0'),
+                  stats, [&](const std::vector<std::size_t>& items, EmbedStats* s) {
+                    return compute(items.front(), items.back() + 1, s);
+                  });
 }
 
 void finish_shard() {
@@ -724,7 +745,8 @@ int run_merge(const MergeFlags& f) {
             "the parts are not of one run");
       const auto [lo, hi] = slice(c.units, i, count);
       std::string bytes = bytes_of_hex(ci.at("data").get<std::string>(), p.file);
-      if (ci.at("lo") != lo || ci.at("hi") != hi || bytes.size() % std::max<std::size_t>(1, c.item_bytes) != 0)
+      if (ci.at("lo") != lo || ci.at("hi") != hi ||
+          bytes.size() % std::max<std::size_t>(1, c.item_bytes) != 0)
         throw InputError({p.file, 0, "calls"},
                          "model call " + std::to_string(k) + " does not hold shard " +
                              std::to_string(i) + "'s slice",

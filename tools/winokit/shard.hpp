@@ -23,6 +23,7 @@
 // else $WINOKIT_SHARD_INDEX.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,6 +55,16 @@ std::string shard_label();
 // the model comes back wrapped; otherwise as it is. `command` names the command for refusals.
 std::unique_ptr<VlModel> wrap_model(std::unique_ptr<VlModel> model, const ShardFlags& flags,
                                     const std::string& command);
+
+// For a computation outside the model interface (GPT-2 perplexity). begin_shard starts a shard
+// when `flags` ask for one (as wrap_model does) and says whether this process shards or replays.
+// shard_units then runs n units (contiguous, `item_bytes` of results each): in a shard,
+// compute(lo, hi, stats) for its slice (recorded); in merge, the recorded results of all.
+bool begin_shard(const ShardFlags& flags, const std::string& command);
+std::string shard_units(
+    const std::string& kind, const std::string& signature, std::size_t n, std::size_t item_bytes,
+    EmbedStats* stats,
+    const std::function<std::string(std::size_t, std::size_t, EmbedStats*)>& compute);
 
 // At the end of a command in a shard: writes its part file and says so on stderr.
 void finish_shard();
