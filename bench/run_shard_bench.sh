@@ -32,7 +32,7 @@ for run in $(seq 1 "$RUNS"); do
   t0=$(now)
   "$WINOKIT" "${EVAL[@]}" --threads 2 --cache-dir cache-single 2>/dev/null
   t1=$(now)
-  single=$(echo "$t1 - $t0" | bc)
+  single=$(printf '%.3f' "$(echo "$t1 - $t0" | bc)")
   mv out single-out
   rm -rf cache-shards parts
   t0=$(now)
@@ -42,8 +42,8 @@ for run in $(seq 1 "$RUNS"); do
   t1=$(now)
   "$WINOKIT" merge parts/0.json parts/1.json 2>/dev/null
   t2=$(now)
-  shards=$(echo "$t1 - $t0" | bc)
-  merge=$(echo "$t2 - $t1" | bc)
+  shards=$(printf '%.3f' "$(echo "$t1 - $t0" | bc)")
+  merge=$(printf '%.3f' "$(echo "$t2 - $t1" | bc)")
   cmp -s single-out/scores.jsonl out/scores.jsonl || { echo "merged scores differ" >&2; exit 1; }
   rm -rf single-out
   single_times+=("$single") shard_times+=("$shards") merge_times+=("$merge")

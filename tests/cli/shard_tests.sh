@@ -164,6 +164,8 @@ expect "--shard: an index out of range is refused" 2 "shard 4 of 4 does not exis
   "$WINOKIT" eval --data syn --model "$CLIP" --shard 4/4
 expect "--shard: a command that does not split refuses it" 2 "does not take --shard" -- \
   "$WINOKIT" heatmap --data syn --model "$CLIP" --examples 0 --out-dir hm --shard 0/2
+expect "--shard without --model is refused" 2 "give --model" -- \
+  "$WINOKIT" eval --data syn --scorer random --shard 0/2
 expect "--shard env/N without a scheduler's variable is refused" 2 "SLURM_ARRAY_TASK_ID" -- \
   env -u SLURM_ARRAY_TASK_ID -u JOB_COMPLETION_INDEX -u WINOKIT_SHARD_INDEX \
   "$WINOKIT" eval --data syn --model "$CLIP" --shard env/2

@@ -79,6 +79,7 @@ void check_default_scores(const std::filesystem::path& path, const std::string& 
 }
 
 int run(const EvalFlags& f) {
+  check_shard_model(f.model.shard, f.model.model);
   const int sources = !f.scores.empty() + !f.scorer.empty() + !f.model.model.empty();
   if (sources != 1) {
     throw UsageError("give exactly one of --scores FILE, --scorer KIND or --model DIR");

@@ -30,6 +30,7 @@ struct RetrievalFlags {
 };
 
 int run(const RetrievalFlags& f) {
+  check_shard_model(f.model.shard, f.model.model);
   if (f.model.model.empty() == f.matrix.empty()) {
     throw UsageError("give exactly one of --model DIR or --matrix FILE");
   }

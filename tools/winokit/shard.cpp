@@ -138,9 +138,12 @@ std::pair<std::size_t, std::size_t> slice(std::size_t n, int index, int count) {
 }
 
 // What a model's description must agree on across shards and merge: everything but the
-// machine it ran on.
+// machine it ran on (its CPU, and the thread count --threads 0 gives there).
 json comparable(json describe) {
-  if (describe.is_object()) describe.erase("compute");
+  if (describe.is_object()) {
+    describe.erase("compute");
+    describe.erase("threads");
+  }
   return describe;
 }
 
@@ -483,6 +486,12 @@ void ShardFlags::add_to(CLI::App& app) {
 
 bool shard_active() {
   return state().mode == Mode::Shard;
+}
+
+void check_shard_model(const ShardFlags& flags, const std::string& model) {
+  if (!flags.shard.empty() && model.empty())
+    throw UsageError("--shard splits a model's work: give --model DIR",
+                     "a run from a scores file is quick in one process");
 }
 bool replay_active() {
   return state().mode == Mode::Replay;

@@ -48,6 +48,8 @@ struct ShardFlags {
 bool shard_active();
 // `merge` is replaying parts.
 bool replay_active();
+// UsageError when --shard is given without --model (eval --scores FILE --shard ...).
+void check_shard_model(const ShardFlags& flags, const std::string& model);
 // "shard 2/4: " while a shard runs, else "".
 std::string shard_label();
 
