@@ -194,33 +194,37 @@ grep -q "shard 2/4: wrote" shard-eval-clip-4-2.log && ok "a shard reports its ow
   not_ok "a shard reports its progress" "$(cat shard-eval-clip-4-2.log)"
 
 # ---- the stress test: 8 writers of the same keys, one killed mid-write ----
-STRESS=(eval --data syn --model "$VILT" --quiet --threads 1 --json out-stress/r.json
-  --scores-out out-stress/s.jsonl --bootstrap 50)
-export WINOKIT_CACHE_DIR="$WORK/cache-stress"
-pids=()
-WINOKIT_TEST_STALL_SHARED_WRITE=30 "$WINOKIT" "${STRESS[@]}" --shard 0/1 --part stress/victim.json \
-  >stress-victim.log 2>&1 &
-victim=$!
-for i in 0 1 2 3 4 5 6; do
-  "$WINOKIT" "${STRESS[@]}" --shard 0/1 --part "stress/w$i.json" >"stress-$i.log" 2>&1 &
-  pids+=($!)
-done
-# The victim stops half-way through its first entry: kill it there.
-for _ in $(seq 1 300); do
-  find cache-stress -name ".*.part-*-$victim-*" 2>/dev/null | grep -q . && break
-  sleep 0.1
-done
-half=$(find cache-stress -name ".*.part-*-$victim-*" | wc -l)
-kill -KILL "$victim"
-wait "$victim" 2>/dev/null
-[ "$half" -ge 1 ] && ok "stress: the victim was killed in the middle of a write" ||
-  not_ok "stress: no half-written temporary seen"
-rcs=0
-for p in "${pids[@]}"; do wait "$p" || rcs=$((rcs + 1)); done
-[ "$rcs" -eq 0 ] && ok "stress: 7 concurrent writers of the same keys succeed" ||
-  not_ok "stress: writers failed" "$(tail -3 stress-*.log)"
-if python3 - cache-stress <<'PY'; then
-import hashlib, os, sys
+# stress LABEL MODEL CACHED REFERENCE: LABEL's 8 writers share cache-stress-LABEL; CACHED is what
+# a later run prints when everything comes from the cache; REFERENCE the scores of a clean run.
+stress() {
+  local label=$1 model=$2 cached=$3 reference=$4
+  local cache="$WORK/cache-stress-$label" out="out-stress-$label"
+  local run=(eval --data syn --model "$model" --quiet --threads 1 --json "$out/r.json"
+    --scores-out "$out/s.jsonl" --bootstrap 50)
+  export WINOKIT_CACHE_DIR="$cache"
+  local pids=() victim rcs=0 half d=""
+  WINOKIT_TEST_STALL_SHARED_WRITE=30 "$WINOKIT" "${run[@]}" --shard 0/1 \
+    --part "stress-$label/victim.json" >"stress-$label-victim.log" 2>&1 &
+  victim=$!
+  for i in 0 1 2 3 4 5 6; do
+    "$WINOKIT" "${run[@]}" --shard 0/1 --part "stress-$label/w$i.json" >"stress-$label-$i.log" 2>&1 &
+    pids+=($!)
+  done
+  # The victim stops half-way through its first entry: kill it there.
+  for _ in $(seq 1 300); do
+    find "$cache" -name ".*.part-*-$victim-*" 2>/dev/null | grep -q . && break
+    sleep 0.1
+  done
+  half=$(find "$cache" -name ".*.part-*-$victim-*" | wc -l)
+  kill -KILL "$victim"
+  wait "$victim" 2>/dev/null
+  [ "$half" -ge 1 ] && ok "stress $label: the victim was killed in the middle of a write" ||
+    not_ok "stress $label: no half-written temporary seen"
+  for p in "${pids[@]}"; do wait "$p" || rcs=$((rcs + 1)); done
+  [ "$rcs" -eq 0 ] && ok "stress $label: 7 concurrent writers of the same keys succeed" ||
+    not_ok "stress $label: writers failed" "$(tail -3 stress-"$label"-*.log)"
+  if d=$(python3 - "$cache" <<'PY'
+import hashlib, json, os, sys
 root = sys.argv[1]
 entries = bad = 0
 for d, _, names in os.walk(os.path.join(root, "embeddings")):
@@ -232,26 +236,40 @@ for d, _, names in os.walk(os.path.join(root, "embeddings")):
         ok = (len(b) >= 8 + 128 and b[:8] == b"WKEMB001" and b[8:72].decode() == n
               and hashlib.sha256(b[:-64]).hexdigest().encode() == b[-64:])
         bad += not ok
-print(f"{entries} entries, {bad} incomplete")
+hashes = 0
+for d, _, names in os.walk(os.path.join(root, "file-hashes")):
+    for n in names:
+        if not n.startswith("."):
+            j = json.load(open(os.path.join(d, n)))
+            assert len(j["sha256"]) == 64
+            hashes += 1
+print(f"{entries} entries, {bad} incomplete, {hashes} file hashes")
 sys.exit(0 if entries > 0 and bad == 0 else 1)
 PY
-  ok "stress: every cache entry is complete (magic, key, checksum)"
-else
-  not_ok "stress: incomplete cache entries"
-fi
-expect "stress: a later run reads every pair from the cache" 0 "pairs: 0 computed" -- \
-  "$WINOKIT" "${STRESS[@]}"
-mv out-stress single-stress
-"$WINOKIT" "${STRESS[@]}" --shard 0/2 --part stress2/a.json 2>/dev/null &
-"$WINOKIT" "${STRESS[@]}" --shard 1/2 --part stress2/b.json 2>/dev/null &
-wait
-if "$WINOKIT" merge stress2/a.json stress2/b.json -o merged-stress >/dev/null 2>&1 &&
-  d=$(same_tree single-stress merged-stress/out-stress); then
-  ok "stress: the merged result from the stressed cache is the single run's"
-else
-  not_ok "stress: merged result" "${d:-}"
-fi
-unset WINOKIT_CACHE_DIR
+  ); then
+    ok "stress $label: every cache entry is complete (magic, key, checksum): $d"
+  else
+    not_ok "stress $label: incomplete cache entries" "$d"
+  fi
+  expect "stress $label: a later run reads everything from the cache" 0 "$cached" -- \
+    "$WINOKIT" "${run[@]}"
+  cmp -s "$out/s.jsonl" "$reference" && ok "stress $label: the scores are a clean run's" ||
+    not_ok "stress $label: the stressed cache gives other scores"
+  mv "$out" "single-stress-$label"
+  "$WINOKIT" "${run[@]}" --shard 0/2 --part "stress2-$label/a.json" 2>/dev/null &
+  "$WINOKIT" "${run[@]}" --shard 1/2 --part "stress2-$label/b.json" 2>/dev/null &
+  wait
+  if "$WINOKIT" merge "stress2-$label/a.json" "stress2-$label/b.json" >/dev/null 2>&1 &&
+    d=$(same_tree "single-stress-$label" "$out"); then
+    ok "stress $label: the merged result from the stressed cache is the single run's"
+  else
+    not_ok "stress $label: merged result" "${d:-}"
+  fi
+  unset WINOKIT_CACHE_DIR
+}
+stress pairs "$VILT" "pairs: 0 computed" single-eval-vilt/s.jsonl
+stress embeddings "$CLIP" "0 images computed, 20 from the cache; 0 captions computed" \
+  single-eval-clip/s.jsonl
 
 # ---- docs/cluster.md: the recipes ----
 DOC="$SRC/docs/cluster.md"
