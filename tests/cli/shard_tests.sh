@@ -125,6 +125,12 @@ sharded eval-clip -- "$WINOKIT" eval --data syn --model "$CLIP" --quiet --json o
   --scores-out out-eval-clip/s.jsonl --html out-eval-clip/r.html --bootstrap 200
 sharded eval-vilt -- "$WINOKIT" eval --data syn --model "$VILT" --quiet --json out-eval-vilt/r.json \
   --markdown out-eval-vilt/r.md --scores-out out-eval-vilt/s.jsonl --bootstrap 200
+# The other families (a dual encoder without heads; cross-encoders with heads): eval.
+for fam in siglip:tests/fixtures/siglip/tiny-a blip:tests/fixtures/blip/tiny-itm \
+  flava:tests/fixtures/flava/tiny-pretraining; do
+  sharded "eval-${fam%%:*}" -- "$WINOKIT" eval --data syn --model "$SRC/${fam#*:}" --quiet \
+    --json "out-eval-${fam%%:*}/r.json" --scores-out "out-eval-${fam%%:*}/s.jsonl" --bootstrap 50
+done
 sharded eval-clip-lm -- "$WINOKIT" eval --data syn --model "$CLIP" --lm "$LM" --quiet \
   --json out-eval-clip-lm/r.json --markdown out-eval-clip-lm/r.md --scores-out out-eval-clip-lm/s.jsonl \
   --bootstrap 200
