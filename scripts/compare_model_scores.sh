@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks that two winokit binaries (e.g. main's and a refactoring branch's) give byte-identical
 # model outputs: `eval --model` scores and per-example files, and `embed` embeddings, for every
-# golden checkpoint in ../shared/golden/clip/models on the same synthetic demo set, plus the
-# demo's own random ViT-B/32 run. Exit 0 when everything is identical.
+# golden checkpoint in ../shared/golden/clip/models on the same synthetic demo set, `eval` scores
+# of the other families' tiny fixtures (ViLT, FLAVA, SigLIP, BLIP), plus the demo's own random
+# ViT-B/32 run. Exit 0 when everything is identical.
 #
 #   scripts/compare_model_scores.sh OLD_WINOKIT NEW_WINOKIT [SHARED_DIR]
 set -u
@@ -39,6 +40,22 @@ for m in "$SHARED"/golden/clip/models/*/; do
   check "$name eval scores" "$name.scores.jsonl"
   check "$name per-example" "$name.per.jsonl"
   check "$name embeddings" "$name.safetensors"
+done
+# The other families' tiny fixtures (tests/fixtures): eval scores (and embeddings where the family
+# has them).
+for m in "$ROOT"/tests/fixtures/vilt/tiny-rank "$ROOT"/tests/fixtures/vilt/tiny-itm \
+         "$ROOT"/tests/fixtures/flava/tiny-pretraining "$ROOT"/tests/fixtures/siglip/tiny-a \
+         "$ROOT"/tests/fixtures/blip/tiny-itm; do
+  [ -f "$m/config.json" ] || continue
+  name=$(basename "$(dirname "$m")")-$(basename "$m")
+  for side in old new; do
+    bin=$OLD; [ "$side" = new ] && bin=$NEW
+    "$bin" eval --data demo --model "$m" --no-cache --threads 2 --bootstrap 100 \
+      --scores-out "$side/$name.scores.jsonl" --per-example "$side/$name.per.jsonl" > /dev/null 2>&1 \
+      || echo "eval failed: $side $name"
+  done
+  check "$name eval scores" "$name.scores.jsonl"
+  check "$name per-example" "$name.per.jsonl"
 done
 for side in old new; do
   bin=$OLD; [ "$side" = new ] && bin=$NEW

@@ -166,9 +166,9 @@ RerankedRetrieval rerank_retrieval(const VlModel& model, const ScoreMatrix& cand
   for (const auto& [c, i] : wanted)
     pairs.emplace_back(static_cast<std::size_t>(c), static_cast<std::size_t>(i));
   const std::vector<double> s = model.score_pairs(items.images, items.captions, pairs, stats);
-  require_finite(model, s, [&](std::size_t k) {
-    return "caption '" + items.captions[pairs[k].first] + "' with image " +
-           items.images[pairs[k].second].name;
+  require_finite(model, s, [&](std::size_t bad) {
+    return "caption '" + items.captions[pairs[bad].first] + "' with image " +
+           items.images[pairs[bad].second].name;
   });
   std::map<std::pair<int, int>, double> itm;
   for (std::size_t p = 0; p < pairs.size(); ++p)
@@ -201,9 +201,9 @@ ScoreMatrix model_score_matrix(const VlModel& model, const WinogroundDataset& da
     for (std::size_t i = 0; i < items.images.size(); ++i)
       pairs.emplace_back(c, i);
   const std::vector<double> s = model.score_pairs(items.images, items.captions, pairs, stats);
-  require_finite(model, s, [&](std::size_t k) {
-    return "caption '" + items.captions[pairs[k].first] + "' with image " +
-           items.images[pairs[k].second].name;
+  require_finite(model, s, [&](std::size_t bad) {
+    return "caption '" + items.captions[pairs[bad].first] + "' with image " +
+           items.images[pairs[bad].second].name;
   });
   ScoreMatrix m;
   m.captions = static_cast<int>(items.captions.size());

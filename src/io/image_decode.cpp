@@ -81,7 +81,7 @@ void check_size(std::uint64_t w, std::uint64_t h, const std::string& source) {
 // is decoded alone. Decodes never nest, so a waiting thread holds no reservation: no deadlock.
 class DecodeBudget {
  public:
-  static constexpr std::uint64_t kBytes = 1ull << 30;
+  static constexpr std::uint64_t kDefaultBytes = 1ull << 30;
   class Hold {
    public:
     Hold(DecodeBudget& b, std::uint64_t n) : b_(b), n_(n) {}
@@ -95,8 +95,24 @@ class DecodeBudget {
   };
   void reserve(std::uint64_t n) {
     std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [&] { return used_ == 0 || used_ + n <= kBytes; });
+    cv_.wait(lock, [&] { return used_ == 0 || used_ + n <= bytes_; });
     used_ += n;
+    peak_ = std::max(peak_, used_);
+  }
+  DecodeMemoryStats stats() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return {bytes_, used_, peak_};
+  }
+  std::uint64_t set_budget(std::uint64_t bytes) {
+    std::uint64_t previous;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      previous = bytes_;
+      bytes_ = bytes;
+      peak_ = used_;
+    }
+    cv_.notify_all();
+    return previous;
   }
   static DecodeBudget& process() {
     static DecodeBudget budget;
@@ -113,7 +129,9 @@ class DecodeBudget {
   }
   std::mutex mutex_;
   std::condition_variable cv_;
+  std::uint64_t bytes_ = kDefaultBytes;
   std::uint64_t used_ = 0;
+  std::uint64_t peak_ = 0;
 };
 
 // Reserves `bytes` of the process's decode budget until the returned hold is destroyed.
@@ -413,6 +431,15 @@ DecodedImage decode_image(const std::string& bytes, const std::string& source) {
 
 DecodedImage decode_image(const ImageBytes& image) {
   return decode_image(image.bytes, image.source);
+}
+
+DecodeMemoryStats decode_memory_stats() {
+  return DecodeBudget::process().stats();
+}
+
+std::uint64_t set_decode_memory_budget(std::uint64_t bytes) {
+  if (bytes == 0) throw UsageError("the decode memory budget must be positive");
+  return DecodeBudget::process().set_budget(bytes);
 }
 
 }  // namespace winokit

@@ -11,6 +11,7 @@
 
 #include "gemm.hpp"
 #include "kernels.hpp"
+#include "transformer.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/rng.hpp"
 #include "winokit/io/files.hpp"
@@ -282,12 +283,11 @@ std::vector<float> blip_preprocess(const DecodedImage& image, const BlipConfig& 
 // ---- model ----
 namespace {
 
-class Source {
- public:
-  virtual ~Source() = default;
-  virtual std::vector<float> get(const std::string& name,
-                                 const std::vector<std::int64_t>& shape) = 0;
-};
+using Source = detail::TensorSource;
+
+// BlipEncoderLayer's names: layer_norm1, self_attn.qkv (fused), self_attn.projection, mlp.fc1.
+const detail::EncoderLayerNames kBlipVisionLayerNames = {
+    "layer_norm1", "layer_norm2", {"self_attn.qkv"}, "self_attn.projection", "mlp.fc1", "mlp.fc2"};
 
 class CheckpointSource final : public Source {
  public:
@@ -327,11 +327,6 @@ std::vector<float> concat(std::vector<float> a, const std::vector<float>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }
-
-struct VisionLayer {
-  std::vector<float> ln1_g, ln1_b, ln2_g, ln2_b;
-  Linear qkv, proj, fc1, fc2;
-};
 
 struct TextLayer {
   Linear self_qkv, self_out;  // self_out accumulates onto the residual
@@ -407,7 +402,7 @@ struct BlipModel::Impl {
   // vision
   std::vector<float> cls, pos;  // [Dv], [tokens, Dv]
   Linear patch;
-  std::vector<VisionLayer> vlayers;
+  std::vector<detail::EncoderLayer> vlayers;
   std::vector<float> post_g, post_b;
   // text
   std::vector<float> word, tpos, emb_g, emb_b;
@@ -425,25 +420,9 @@ struct BlipModel::Impl {
                    static_cast<int>(3 * P * P));
     pos = src.get(ve + "position_embedding", {1, c.image_tokens(), V});
     for (int i = 0; i < c.vision_layers; ++i) {
-      const std::string l = "vision_model.encoder.layers." + std::to_string(i) + ".";
-      VisionLayer L;
-      L.ln1_g = src.get(l + "layer_norm1.weight", {V});
-      L.ln1_b = src.get(l + "layer_norm1.bias", {V});
-      L.ln2_g = src.get(l + "layer_norm2.weight", {V});
-      L.ln2_b = src.get(l + "layer_norm2.bias", {V});
-      L.qkv =
-          Linear(src.get(l + "self_attn.qkv.weight", {3 * V, V}),
-                 src.get(l + "self_attn.qkv.bias", {3 * V}), 3 * c.vision_hidden, c.vision_hidden);
-      L.proj = Linear(src.get(l + "self_attn.projection.weight", {V, V}),
-                      src.get(l + "self_attn.projection.bias", {V}), c.vision_hidden,
-                      c.vision_hidden, PostOp::None, /*accumulate=*/true);
-      L.fc1 = Linear(src.get(l + "mlp.fc1.weight", {c.vision_mlp, V}),
-                     src.get(l + "mlp.fc1.bias", {c.vision_mlp}), c.vision_mlp, c.vision_hidden,
-                     PostOp::Gelu);
-      L.fc2 = Linear(src.get(l + "mlp.fc2.weight", {V, c.vision_mlp}),
-                     src.get(l + "mlp.fc2.bias", {V}), c.vision_hidden, c.vision_mlp, PostOp::None,
-                     /*accumulate=*/true);
-      vlayers.push_back(std::move(L));
+      vlayers.push_back(detail::load_encoder_layer(
+          src, "vision_model.encoder.layers." + std::to_string(i) + ".", kBlipVisionLayerNames,
+          {c.vision_hidden, c.vision_mlp, true, PostOp::Gelu}));
     }
     post_g = src.get("vision_model.post_layernorm.weight", {V});
     post_b = src.get("vision_model.post_layernorm.bias", {V});
@@ -656,18 +635,10 @@ BlipImageEmbeds BlipModel::encode_image(const float* pixels, bool with_cross) co
     x[k] = m.cls[k] + m.pos[k];
   for (std::size_t i = V; i < tokens * V; ++i)
     x[i] += m.pos[i];
+  const detail::FixedSequences one(1, static_cast<int>(tokens));
+  detail::run_encoder_layers(m.vlayers, x,
+                             {tokens, one.offsets, one.lengths, c.vision_heads, c.vision_eps});
   const int R = static_cast<int>(tokens);
-  std::vector<float> normed(tokens * V), qkv(tokens * 3 * V), ctx(tokens * V),
-      mid(tokens * static_cast<std::size_t>(c.vision_mlp));
-  for (const VisionLayer& L : m.vlayers) {
-    layer_norm(x.data(), tokens, c.vision_hidden, L.ln1_g, L.ln1_b, c.vision_eps, normed.data());
-    L.qkv.forward(normed.data(), R, qkv.data());
-    detail::attention_fixed(qkv.data(), 1, R, c.vision_hidden, c.vision_heads, false, ctx.data());
-    L.proj.forward(ctx.data(), R, x.data());
-    layer_norm(x.data(), tokens, c.vision_hidden, L.ln2_g, L.ln2_b, c.vision_eps, normed.data());
-    L.fc1.forward(normed.data(), R, mid.data());
-    L.fc2.forward(mid.data(), R, x.data());
-  }
   BlipImageEmbeds e;
   e.tokens = R;
   e.states.resize(tokens * V);

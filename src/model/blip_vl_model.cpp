@@ -333,14 +333,6 @@ std::unique_ptr<PreparedImages> BlipVlModel::prepare_images(
 }  // namespace
 
 std::unique_ptr<VlModel> open_blip(const fs::path& checkpoint, const ModelOptions& options) {
-  if (!options.preprocess.empty()) {
-    throw UsageError(
-        "--preprocess is for CLIP; BLIP uses its own image processor "
-        "(preprocessor_config.json)");
-  }
-  if (!options.tokenizer.empty()) {
-    throw UsageError("--tokenizer is for CLIP; BLIP reads vocab.txt from its checkpoint folder");
-  }
   if (!options.head.empty() && options.head != "itm" && options.head != "itc") {
     throw UsageError("--head: BLIP's heads are itm and itc, not '" + options.head + "'");
   }

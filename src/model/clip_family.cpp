@@ -1,9 +1,12 @@
 // CLIP (ViT and ResNet; Hugging Face, OpenCLIP and OpenAI .pt checkpoints) behind the model
 // interface: a dual encoder whose embeddings go through ClipRuntime's cache and read-ahead.
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <mutex>
 
 #include "winokit/core/error.hpp"
+#include "winokit/core/rng.hpp"
 #include "winokit/model/clip_family.hpp"
 #include "winokit/model/compute.hpp"
 #include "winokit/model/embedding_runtime.hpp"
@@ -53,6 +56,7 @@ class ClipVlModel final : public VlModel, public DualEncoder {
   }
   std::unique_ptr<PreparedImages> prepare_images(
       const std::vector<ImageRequest>& images) const override;
+  nlohmann::json engine_bench(const EngineBenchOptions& options) const override;
 
  private:
   ClipRuntime rt_;
@@ -62,6 +66,87 @@ class ClipVlModel final : public VlModel, public DualEncoder {
 std::unique_ptr<PreparedImages> ClipVlModel::prepare_images(
     const std::vector<ImageRequest>& images) const {
   return prepare_embedded_images(*this, images);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// The towers on raw tensors: the image tower on batches of normalised pixels (no decoding or
+// resizing), its share of the GEMM peak, and the text tower on Winoground-length captions, up to
+// the longest end-of-text and over all 77 positions.
+nlohmann::json ClipVlModel::engine_bench(const EngineBenchOptions& o) const {
+  using clock = std::chrono::steady_clock;
+  const ClipConfig& c = rt_.model->config();
+  const int batch = o.batch_size;
+  const std::size_t per_image = 3ull * c.image_size * c.image_size;
+  std::vector<float> pixels(per_image * static_cast<std::size_t>(batch));
+  Rng rng(1);
+  for (auto& p : pixels)
+    p = static_cast<float>(rng.uniform() * 2 - 1);
+  // Warm-up, then timed runs of whole batches.
+  rt_.model->encode_images(pixels.data(), batch);
+  std::vector<double> per_image_ms;
+  const int batches = std::max(1, o.images / batch);
+  for (int r = 0; r < o.runs; ++r) {
+    auto t0 = clock::now();
+    for (int b = 0; b < batches; ++b)
+      rt_.model->encode_images(pixels.data(), batch);
+    per_image_ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count() /
+                           (batches * batch));
+  }
+  const double img_ms = median(per_image_ms);
+  const double gflops = c.vision_gflop() / (img_ms / 1000.0);
+  // GEMM peak: the vision MLP's first GEMM at this batch, alone. A ResNet has no such GEMM:
+  // its reference is ViT-B/32's ([batch * 50, 768] x [768, 3072]), a fixed machine figure.
+  constexpr int kVitB32Tokens = 50, kVitB32Mlp = 3072, kVitB32Width = 768;
+  const double peak =
+      c.vision_arch == VisionArch::ResNet
+          ? gemm_gflops(batch * kVitB32Tokens, kVitB32Mlp, kVitB32Width, std::max(5, o.runs))
+          : gemm_gflops(batch * c.vision_tokens(), c.vision.mlp, c.vision.width,
+                        std::max(5, o.runs));
+  // Token counts (with start and end) of Winoground captions under the real CLIP BPE, e.g.
+  // "an old person kisses a young person" -> 9, the ponytail caption -> 14; ids drawn at random.
+  static constexpr int kLengths[] = {9, 9, 9, 9, 14};
+  std::vector<std::vector<int>> ids;
+  for (int i = 0; i < o.captions; ++i) {
+    std::vector<int> seq(static_cast<std::size_t>(kLengths[i % 5]));
+    seq.front() = rt_.tokenizer->start_id();
+    for (std::size_t k = 1; k + 1 < seq.size(); ++k)
+      seq[k] =
+          static_cast<int>(rng.below(static_cast<std::uint64_t>(std::max(1, c.vocab_size - 2))));
+    seq.back() = rt_.tokenizer->end_id();
+    ids.push_back(std::move(seq));
+  }
+  auto time_text = [&](bool full) {
+    EncodeOptions eo;
+    eo.full_context = full;
+    std::vector<double> t;
+    for (int r = 0; r < o.runs; ++r) {
+      auto t0 = clock::now();
+      for (std::size_t b = 0; b < ids.size(); b += 128) {
+        std::vector<std::vector<int>> chunk(
+            ids.begin() + static_cast<std::ptrdiff_t>(b),
+            ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), b + 128)));
+        rt_.model->encode_texts(chunk, eo);
+      }
+      t.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+    }
+    return median(t);
+  };
+  const double text_ms = time_text(false), text_full_ms = time_text(true);
+  return {{"image_ms_per_image_median", img_ms},
+          {"architecture", c.vision_arch == VisionArch::ResNet ? "resnet" : "vit"},
+          {"image_size", c.image_size},
+          {"image_gflop_per_image", c.vision_gflop()},
+          {"image_gflops", gflops},
+          {"gemm_peak_gflops", peak},
+          {"share_of_gemm_peak", gflops / peak},
+          {"captions", o.captions},
+          {"text_ms_until_longest_eot", text_ms},
+          {"text_ms_all_77_positions", text_full_ms},
+          {"text_speedup", text_full_ms / text_ms}};
 }
 
 ClipRunOptions clip_options(const ModelOptions& o) {

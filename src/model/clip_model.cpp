@@ -13,6 +13,7 @@
 #include "gemm.hpp"
 #include "resnet.hpp"
 #include "tensor_source.hpp"
+#include "transformer.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/rng.hpp"
 #include "winokit/io/safetensors.hpp"
@@ -333,15 +334,10 @@ class RandomSource final : public detail::TensorSource {
   std::uint64_t seed_;
 };
 
-struct Block {
-  std::vector<float> ln1_g, ln1_b, ln2_g, ln2_b;
-  Linear qkv, out, fc1, fc2;
-};
-
 struct Tower {
   TowerConfig cfg;
   std::vector<float> pos;  // [tokens, width]
-  std::vector<Block> blocks;
+  std::vector<detail::EncoderLayer> blocks;
   std::vector<float> ln_final_g, ln_final_b;
   Linear proj;  // [embed, width], no bias
 };
@@ -352,16 +348,16 @@ std::vector<float> get(TensorSource& src, const ClipConfig& cfg, const LayoutNam
   return src.get(spec.name, spec.shape);
 }
 
-std::vector<Block> load_blocks(TensorSource& src, const ClipConfig& cfg, const LayoutNames& names,
-                               TowerKind tower) {
+std::vector<detail::EncoderLayer> load_blocks(TensorSource& src, const ClipConfig& cfg,
+                                              const LayoutNames& names, TowerKind tower) {
   const TowerConfig& c = tower == TowerKind::Vision ? cfg.vision : cfg.text;
   const int w = c.width, m = c.mlp;
   const PostOp act = c.act == Activation::QuickGelu ? PostOp::QuickGelu : PostOp::Gelu;
   const bool fused_qkv = has_role(names, Role::QkvWeight);
-  std::vector<Block> blocks;
+  std::vector<detail::EncoderLayer> blocks;
   for (int i = 0; i < c.layers; ++i) {
     auto take = [&](Role role) { return get(src, cfg, names, tower, role, i); };
-    Block b;
+    detail::EncoderLayer b;
     b.ln1_g = take(Role::Norm1Weight);
     b.ln1_b = take(Role::Norm1Bias);
     b.ln2_g = take(Role::Norm2Weight);
@@ -441,23 +437,13 @@ void pool_over_tokens(const float* x, int count, int len, int width, const std::
 template <typename Capture>
 void run_blocks(const Tower& t, std::vector<float>& x, int seqs, int len, bool causal,
                 Capture&& capture) {
-  const int w = t.cfg.width;
-  const int rows = seqs * len;  // x: [rows, w]
-  const std::size_t n = static_cast<std::size_t>(rows) * w;
-  x.resize(n, 0.0f);
-  std::vector<float> normed(n), qkv(n * 3), attn(n),
-      hidden(static_cast<std::size_t>(rows) * t.cfg.mlp);
-  for (std::size_t l = 0; l < t.blocks.size(); ++l) {
-    const Block& b = t.blocks[l];
-    layer_norm(x.data(), rows, w, b.ln1_g, b.ln1_b, t.cfg.eps, normed.data());
-    b.qkv.forward(normed.data(), rows, qkv.data());
-    detail::attention_fixed(qkv.data(), seqs, len, w, t.cfg.heads, causal, attn.data());
-    b.out.forward(attn.data(), rows, x.data());  // x += attention output (residual)
-    layer_norm(x.data(), rows, w, b.ln2_g, b.ln2_b, t.cfg.eps, normed.data());
-    b.fc1.forward(normed.data(), rows, hidden.data());
-    b.fc2.forward(hidden.data(), rows, x.data());  // x += MLP output (residual)
-    capture(static_cast<int>(l) + 1);
-  }
+  const std::size_t rows = static_cast<std::size_t>(seqs) * static_cast<std::size_t>(len);
+  x.resize(rows * static_cast<std::size_t>(t.cfg.width), 0.0f);  // x: [rows, width]
+  const detail::FixedSequences sequences(seqs, len);
+  detail::EncoderRun run{rows,        sequences.offsets, sequences.lengths,
+                         t.cfg.heads, t.cfg.eps,         causal};
+  run.after_layer = capture;
+  detail::run_encoder_layers(t.blocks, x, run);
 }
 
 }  // namespace

@@ -267,12 +267,6 @@ std::unique_ptr<PreparedImages> FlavaVlModel::prepare_images(
 }  // namespace
 
 std::unique_ptr<VlModel> open_flava(const fs::path& checkpoint, const ModelOptions& options) {
-  if (!options.preprocess.empty()) {
-    throw UsageError("--preprocess is for CLIP; FLAVA uses its own image processor");
-  }
-  if (!options.tokenizer.empty()) {
-    throw UsageError("--tokenizer is for CLIP; FLAVA reads vocab.txt from its checkpoint folder");
-  }
   std::optional<FlavaHead> head;
   if (options.head == "itm") {
     head = FlavaHead::Itm;

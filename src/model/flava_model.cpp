@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "gemm.hpp"
+#include "transformer.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/safetensors.hpp"
@@ -263,11 +264,6 @@ FlavaImage flava_preprocess(const DecodedImage& image, const FlavaConfig& c) {
 // ---- model ----
 namespace {
 
-struct Layer {
-  std::vector<float> ln1_g, ln1_b, ln2_g, ln2_b;
-  Linear qkv, out, fc1, fc2;
-};
-
 // Row buffers are rounded up to a multiple of this many rows (zero rows; a row's bits never
 // depend on the others, gemm.hpp): 1, no padding.
 constexpr std::size_t kRowQuantum = 1;
@@ -277,10 +273,10 @@ std::size_t padded_rows(std::size_t rows) {
   return (rows + kRowQuantum - 1) / kRowQuantum * kRowQuantum;
 }
 
-class WeightSource {
+class WeightSource final : public detail::TensorSource {
  public:
   explicit WeightSource(SafeTensors st) : st_(std::move(st)) {}
-  std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) const {
+  std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
     return st_.to_float(name, shape);  // InputError naming the tensor and both shapes
   }
   bool has(const std::string& name) const { return st_.find(name) != nullptr; }
@@ -290,42 +286,16 @@ class WeightSource {
 // One FlavaEncoder (pre-LN layers) and the layernorm after it.
 struct Tower {
   FlavaEncoderConfig cfg;
-  std::vector<Layer> layers;
+  std::vector<detail::EncoderLayer> layers;
   std::vector<float> ln_g, ln_b;
 
-  void build(const WeightSource& src, const std::string& prefix, const FlavaEncoderConfig& c) {
+  void build(WeightSource& src, const std::string& prefix, const FlavaEncoderConfig& c) {
     cfg = c;
     const std::int64_t H = c.hidden;
     for (int i = 0; i < c.layers; ++i) {
-      const std::string l = prefix + "encoder.layer." + std::to_string(i) + ".";
-      Layer L;
-      L.ln1_g = src.get(l + "layernorm_before.weight", {H});
-      L.ln1_b = src.get(l + "layernorm_before.bias", {H});
-      L.ln2_g = src.get(l + "layernorm_after.weight", {H});
-      L.ln2_b = src.get(l + "layernorm_after.bias", {H});
-      std::vector<float> w, b;
-      for (const char* part : {"query", "key", "value"}) {
-        const std::string n = l + "attention.attention." + part;
-        auto pw = src.get(n + ".weight", {H, H});
-        w.insert(w.end(), pw.begin(), pw.end());
-        if (c.qkv_bias) {
-          auto pb = src.get(n + ".bias", {H});
-          b.insert(b.end(), pb.begin(), pb.end());
-        } else {
-          b.insert(b.end(), static_cast<std::size_t>(H), 0.0f);
-        }
-      }
-      L.qkv = Linear(w, b, 3 * c.hidden, c.hidden);
-      L.out = Linear(src.get(l + "attention.output.dense.weight", {H, H}),
-                     src.get(l + "attention.output.dense.bias", {H}), c.hidden, c.hidden,
-                     PostOp::None, /*accumulate=*/true);
-      L.fc1 =
-          Linear(src.get(l + "intermediate.dense.weight", {c.mlp, H}),
-                 src.get(l + "intermediate.dense.bias", {c.mlp}), c.mlp, c.hidden, PostOp::Gelu);
-      L.fc2 = Linear(src.get(l + "output.dense.weight", {H, c.mlp}),
-                     src.get(l + "output.dense.bias", {H}), c.hidden, c.mlp, PostOp::None,
-                     /*accumulate=*/true);
-      layers.push_back(std::move(L));
+      layers.push_back(detail::load_encoder_layer(
+          src, prefix + "encoder.layer." + std::to_string(i) + ".", detail::kHfVitLayerNames,
+          {c.hidden, c.mlp, c.qkv_bias, PostOp::Gelu}));
     }
     ln_g = src.get(prefix + "layernorm.weight", {H});
     ln_b = src.get(prefix + "layernorm.bias", {H});
@@ -335,20 +305,7 @@ struct Tower {
   // last layer's output (before the final layernorm).
   void run(std::vector<float>& x, std::size_t rows, const std::vector<std::size_t>& offsets,
            const std::vector<std::size_t>& lengths) const {
-    const int H = cfg.hidden;
-    const std::size_t padded = x.size() / static_cast<std::size_t>(H);
-    std::vector<float> normed(padded * H, 0.0f), qkv(padded * 3 * H), ctx(padded * H, 0.0f),
-        mid(padded * static_cast<std::size_t>(cfg.mlp));
-    const int R = static_cast<int>(padded);
-    for (const Layer& L : layers) {
-      layer_norm(x.data(), rows, H, L.ln1_g, L.ln1_b, cfg.eps, normed.data());
-      L.qkv.forward(normed.data(), R, qkv.data());
-      detail::attention(qkv.data(), offsets, lengths, H, cfg.heads, /*causal=*/false, ctx.data());
-      L.out.forward(ctx.data(), R, x.data());
-      layer_norm(x.data(), rows, H, L.ln2_g, L.ln2_b, cfg.eps, normed.data());
-      L.fc1.forward(normed.data(), R, mid.data());
-      L.fc2.forward(mid.data(), R, x.data());
-    }
+    detail::run_encoder_layers(layers, x, {rows, offsets, lengths, cfg.heads, cfg.eps});
   }
 };
 
@@ -381,7 +338,7 @@ struct FlavaModel::Impl {
   std::vector<float> mm_cls;
   Linear itm_pooler, itm_out;
 
-  void build(const WeightSource& src) {
+  void build(WeightSource& src) {
     const FlavaConfig& c = cfg;
     const std::string& f = prefix;
     const std::int64_t HI = c.image.hidden, HT = c.text.hidden, HM = c.multimodal.hidden,
@@ -497,8 +454,8 @@ FlavaModel FlavaModel::load(const fs::path& dir) {
     throw IoError("no weights in " + dir.string() +
                   " (model.safetensors, model.safetensors.index.json or pytorch_model.bin)");
   }
-  const WeightSource src(found->extension() == ".bin" ? SafeTensors::open_torch(*found)
-                                                      : SafeTensors::open(*found));
+  WeightSource src(found->extension() == ".bin" ? SafeTensors::open_torch(*found)
+                                                : SafeTensors::open(*found));
   if (src.has("flava.logit_scale")) {
     m.impl_->prefix = "flava.";
   } else if (src.has("logit_scale")) {

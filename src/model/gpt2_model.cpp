@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gemm.hpp"
+#include "transformer.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/rng.hpp"
 #include "winokit/io/files.hpp"
@@ -76,12 +77,7 @@ std::vector<float> transpose(const std::vector<float>& m, int rows, int cols) {
   return t;
 }
 
-class Source {
- public:
-  virtual ~Source() = default;
-  virtual std::vector<float> get(const std::string& name,
-                                 const std::vector<std::int64_t>& shape) = 0;
-};
+using Source = detail::TensorSource;
 
 class FileSource final : public Source {
  public:
@@ -119,11 +115,6 @@ class RandomSource final : public Source {
 
  private:
   std::uint64_t seed_;
-};
-
-struct Block {
-  std::vector<float> ln1_g, ln1_b, ln2_g, ln2_b;
-  Linear qkv, out, fc, proj;
 };
 
 // log softmax(row)[target] over n logits: max subtracted, exp by the kernels' exp (the same
@@ -218,7 +209,7 @@ struct Gpt2Model::Impl {
   Gpt2Config cfg;
   std::string weights_id;
   std::vector<float> wte, wpe;  // [vocab, width], [positions, width]
-  std::vector<Block> blocks;
+  std::vector<detail::EncoderLayer> blocks;
   std::vector<float> lnf_g, lnf_b;
   Linear head;  // logits = h wte^T
   mutable double gemm_seconds = 0;
@@ -231,7 +222,7 @@ struct Gpt2Model::Impl {
     const PostOp act = cfg.act == Gpt2Activation::GeluTanh ? PostOp::GeluTanh : PostOp::Gelu;
     for (int i = 0; i < cfg.layers; ++i) {
       const std::string p = "h." + std::to_string(i) + ".";
-      Block b;
+      detail::EncoderLayer b;
       b.ln1_g = src.get(p + "ln_1.weight", {w});
       b.ln1_b = src.get(p + "ln_1.bias", {w});
       b.ln2_g = src.get(p + "ln_2.weight", {w});
@@ -242,11 +233,11 @@ struct Gpt2Model::Impl {
       b.out = Linear(transpose(src.get(p + "attn.c_proj.weight", {w, w}), wi, wi),
                      src.get(p + "attn.c_proj.bias", {w}), wi, wi, PostOp::None,
                      /*accumulate=*/true);
-      b.fc = Linear(transpose(src.get(p + "mlp.c_fc.weight", {w, m}), wi, mi),
-                    src.get(p + "mlp.c_fc.bias", {m}), mi, wi, act);
-      b.proj = Linear(transpose(src.get(p + "mlp.c_proj.weight", {m, w}), mi, wi),
-                      src.get(p + "mlp.c_proj.bias", {w}), wi, mi, PostOp::None,
-                      /*accumulate=*/true);
+      b.fc1 = Linear(transpose(src.get(p + "mlp.c_fc.weight", {w, m}), wi, mi),
+                     src.get(p + "mlp.c_fc.bias", {m}), mi, wi, act);
+      b.fc2 = Linear(transpose(src.get(p + "mlp.c_proj.weight", {m, w}), mi, wi),
+                     src.get(p + "mlp.c_proj.bias", {w}), wi, mi, PostOp::None,
+                     /*accumulate=*/true);
       blocks.push_back(std::move(b));
     }
     lnf_g = src.get("ln_f.weight", {w});
@@ -274,8 +265,7 @@ struct Gpt2Model::Impl {
     }
     const int rows = total;
     const std::size_t rw = static_cast<std::size_t>(rows) * w;
-    std::vector<float> x(rw, 0.f), normed(rw, 0.f), qkv(rw * 3, 0.f), attn(rw, 0.f),
-        hidden(static_cast<std::size_t>(rows) * cfg.inner, 0.f);
+    std::vector<float> x(rw, 0.f);
     for (std::size_t s = first; s < last; ++s) {
       const auto& seq = seqs[s];
       for (std::size_t t = 0; t < seq.size(); ++t) {
@@ -288,17 +278,15 @@ struct Gpt2Model::Impl {
     }
     const std::vector<std::size_t> offsets(start.begin(), start.end()),
         lengths(len.begin(), len.end());
-    for (const Block& b : blocks) {
-      layer_norm(x.data(), rows, w, b.ln1_g, b.ln1_b, cfg.eps, normed.data());
-      gemm(b.qkv, normed.data(), rows, qkv.data());
-      detail::attention(qkv.data(), offsets, lengths, w, cfg.heads, /*causal=*/true, attn.data());
-      gemm(b.out, attn.data(), rows, x.data());  // x += attention output
-      layer_norm(x.data(), rows, w, b.ln2_g, b.ln2_b, cfg.eps, normed.data());
-      gemm(b.fc, normed.data(), rows, hidden.data());
-      gemm(b.proj, hidden.data(), rows, x.data());  // x += MLP output
-    }
-    hidden = {};
-    qkv = {};
+    // Conv1D's layer, written as the shared pre-LN layer with causal attention.
+    detail::EncoderRun run{static_cast<std::size_t>(rows),
+                           offsets,
+                           lengths,
+                           cfg.heads,
+                           cfg.eps,
+                           /*causal=*/true};
+    run.gemm_seconds = &gemm_seconds;
+    detail::run_encoder_layers(blocks, x, run);
     // Rows that predict a next token: positions 0..n-2 of each sequence, with their targets.
     std::vector<int> pick, target;
     for (std::size_t s = first; s < last; ++s) {

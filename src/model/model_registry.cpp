@@ -20,31 +20,46 @@ const std::vector<ModelFamily>& model_families() {
        {Ability::PairScores, Ability::Alignment},
        {},
        is_vilt_checkpoint,
-       open_vilt},
+       open_vilt,
+       {},
+       "ViLT resizes as its config.json says and reads vocab.txt from its folder"},
       {"flava",
        "FLAVA (Singh et al., 2022): ITM and contrastive heads",
        {Ability::PairScores},
        {"itm", "contrastive"},
        is_flava_checkpoint,
-       open_flava},
+       open_flava,
+       {},
+       "FLAVA uses its own image processor and reads vocab.txt from its folder"},
       {"siglip",
        "SigLIP (Zhai et al., 2023): sigmoid-loss dual encoder (HF SiglipModel)",
        {Ability::PairScores, Ability::Embeddings},
        {},
        is_siglip_checkpoint,
-       open_siglip},
+       open_siglip,
+       {},
+       "SigLIP preprocesses as its preprocessor_config.json says and reads spiece.model and "
+       "tokenizer_config.json from its folder"},
       {"blip",
        "BLIP (Li et al., 2022): image-text matching, ITM and ITC heads",
        {Ability::PairScores},
        {"itm", "itc"},
        is_blip_checkpoint,
-       open_blip},
+       open_blip,
+       {},
+       "BLIP uses its own image processor (preprocessor_config.json) and reads vocab.txt from "
+       "its folder"},
       {"clip",
        "CLIP (Radford et al., 2021): ViT or ResNet dual encoder (HF, OpenCLIP, .pt)",
        {Ability::PairScores, Ability::Embeddings, Ability::States, Ability::Alignment},
        {},
        is_clip_checkpoint,
-       open_clip},
+       open_clip,
+       {{"--preprocess",
+         "hf (CLIPImageProcessor) or openai (openai/CLIP, OpenCLIP) instead of the checkpoint's "
+         "own pipeline"},
+        {"--tokenizer", "a folder with vocab.json + merges.txt, or bpe_simple_vocab_16e6.txt.gz"}},
+       "CLIP reads its preprocessing and tokenizer from the checkpoint"},
   };
   return families;
 }
@@ -66,9 +81,51 @@ const ModelFamily& find_model_family(const std::filesystem::path& checkpoint) {
                    hint);
 }
 
+namespace {
+
+bool takes(const ModelFamily& family, const std::string& flag) {
+  return std::any_of(family.options.begin(), family.options.end(),
+                     [&](const auto& o) { return o.first == flag; });
+}
+
+// The one refusal of a family-specific option: which families take it, and where this family
+// takes the same thing from.
+void check_family_options(const ModelFamily& family, const std::filesystem::path& checkpoint,
+                          const ModelOptions& options) {
+  for (const auto& [flag, value] :
+       {std::pair<std::string, const std::string&>{"--preprocess", options.preprocess},
+        std::pair<std::string, const std::string&>{"--tokenizer", options.tokenizer}}) {
+    if (value.empty() || takes(family, flag)) continue;
+    std::string takers;
+    for (const ModelFamily& f : model_families())
+      if (takes(f, flag)) takers += (takers.empty() ? "" : ", ") + f.name;
+    throw UsageError(flag + " is for " + takers + " models; " + checkpoint_name(checkpoint) +
+                         " is a " + family.name + " model",
+                     family.reads_own);
+  }
+}
+
+}  // namespace
+
+std::string family_option_help(const std::string& flag) {
+  std::string help;
+  for (const ModelFamily& f : model_families()) {
+    for (const auto& [name, what] : f.options)
+      if (name == flag) help += (help.empty() ? "" : "; ") + f.name + ": " + what;
+  }
+  return help;
+}
+
+std::unique_ptr<VlModel> open_model(const ModelFamily& family,
+                                    const std::filesystem::path& checkpoint,
+                                    const ModelOptions& options) {
+  check_family_options(family, checkpoint, options);
+  return family.open(checkpoint, options);
+}
+
 std::unique_ptr<VlModel> open_model(const std::filesystem::path& checkpoint,
                                     const ModelOptions& options) {
-  return find_model_family(checkpoint).open(checkpoint, options);
+  return open_model(find_model_family(checkpoint), checkpoint, options);
 }
 
 }  // namespace winokit

@@ -11,6 +11,7 @@
 
 #include "gemm.hpp"
 #include "tensor_source.hpp"
+#include "transformer.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/rng.hpp"
 #include "winokit/io/files.hpp"
@@ -443,44 +444,17 @@ class RandomSource final : public detail::TensorSource {
   std::uint64_t seed_;
 };
 
-struct Layer {
-  std::vector<float> ln1_g, ln1_b, ln2_g, ln2_b;
-  Linear qkv, out, fc1, fc2;
-};
-
 // One pre-LN encoder (SiglipEncoder): its layers and their sizes.
 struct Encoder {
   SiglipTowerConfig cfg;
-  std::vector<Layer> layers;
+  std::vector<detail::EncoderLayer> layers;
 
   void build(detail::TensorSource& src, const std::string& prefix, const SiglipTowerConfig& c) {
     cfg = c;
-    const std::int64_t H = c.hidden, M = c.mlp;
-    const PostOp act = post_op(c.act);
     for (int i = 0; i < c.layers; ++i) {
-      const std::string l = prefix + "encoder.layers." + std::to_string(i) + ".";
-      Layer L;
-      L.ln1_g = src.get(l + "layer_norm1.weight", {H});
-      L.ln1_b = src.get(l + "layer_norm1.bias", {H});
-      L.ln2_g = src.get(l + "layer_norm2.weight", {H});
-      L.ln2_b = src.get(l + "layer_norm2.bias", {H});
-      std::vector<float> w, b;
-      for (const char* part : {"q_proj", "k_proj", "v_proj"}) {
-        const std::string n = l + "self_attn." + part;
-        auto pw = src.get(n + ".weight", {H, H});
-        auto pb = src.get(n + ".bias", {H});
-        w.insert(w.end(), pw.begin(), pw.end());
-        b.insert(b.end(), pb.begin(), pb.end());
-      }
-      L.qkv = Linear(w, b, 3 * c.hidden, c.hidden);
-      L.out = Linear(src.get(l + "self_attn.out_proj.weight", {H, H}),
-                     src.get(l + "self_attn.out_proj.bias", {H}), c.hidden, c.hidden, PostOp::None,
-                     /*accumulate=*/true);
-      L.fc1 = Linear(src.get(l + "mlp.fc1.weight", {M, H}), src.get(l + "mlp.fc1.bias", {M}), c.mlp,
-                     c.hidden, act);
-      L.fc2 = Linear(src.get(l + "mlp.fc2.weight", {H, M}), src.get(l + "mlp.fc2.bias", {H}),
-                     c.hidden, c.mlp, PostOp::None, /*accumulate=*/true);
-      layers.push_back(std::move(L));
+      layers.push_back(detail::load_encoder_layer(
+          src, prefix + "encoder.layers." + std::to_string(i) + ".", detail::kHfClipLayerNames,
+          {c.hidden, c.mlp, true, post_op(c.act)}));
     }
   }
 };
@@ -518,17 +492,12 @@ void run_encoder(const Encoder& e, std::vector<float>& x, int seqs, int len,
   const SiglipTowerConfig& c = e.cfg;
   const int H = c.hidden;
   const std::size_t rows = static_cast<std::size_t>(seqs) * static_cast<std::size_t>(len);
-  const int R = static_cast<int>(rows);
-  std::vector<float> normed(rows * H), qkv(rows * 3 * H), ctx(rows * H),
-      mid(rows * static_cast<std::size_t>(c.mlp));
-  const int d = H / c.heads;
-  const std::size_t ld3 = 3 * static_cast<std::size_t>(H);
-  for (const Layer& L : e.layers) {
-    layer_norm(x.data(), rows, H, L.ln1_g, L.ln1_b, c.eps, normed.data());
-    L.qkv.forward(normed.data(), R, qkv.data());
-    if (keys.empty()) {
-      detail::attention_fixed(qkv.data(), seqs, len, H, c.heads, /*causal=*/false, ctx.data());
-    } else {
+  const detail::FixedSequences sequences(seqs, len);
+  detail::EncoderRun run{rows, sequences.offsets, sequences.lengths, c.heads, c.eps};
+  if (!keys.empty()) {
+    const int d = H / c.heads;
+    const std::size_t ld3 = 3 * static_cast<std::size_t>(H);
+    run.attend = [&](const float* qkv, float* ctx) {
       const int tasks = seqs * c.heads;
 #pragma omp parallel if (tasks > 1)
       {
@@ -537,19 +506,16 @@ void run_encoder(const Encoder& e, std::vector<float>& x, int seqs, int len,
         for (int t = 0; t < tasks; ++t) {
           const int s = t / c.heads, h = t % c.heads;
           const std::size_t row0 = static_cast<std::size_t>(s) * static_cast<std::size_t>(len);
-          const float* base = qkv.data() + row0 * ld3 + static_cast<std::size_t>(h) * d;
+          const float* base = qkv + row0 * ld3 + static_cast<std::size_t>(h) * d;
           attend(base, ld3, len, base + H, base + 2 * static_cast<std::size_t>(H), ld3,
                  keys[static_cast<std::size_t>(s)], d,
-                 ctx.data() + row0 * H + static_cast<std::size_t>(h) * d,
-                 static_cast<std::size_t>(H), scratch);
+                 ctx + row0 * H + static_cast<std::size_t>(h) * d, static_cast<std::size_t>(H),
+                 scratch);
         }
       }
-    }
-    L.out.forward(ctx.data(), R, x.data());
-    layer_norm(x.data(), rows, H, L.ln2_g, L.ln2_b, c.eps, normed.data());
-    L.fc1.forward(normed.data(), R, mid.data());
-    L.fc2.forward(mid.data(), R, x.data());
+    };
   }
+  detail::run_encoder_layers(e.layers, x, run);
 }
 
 }  // namespace

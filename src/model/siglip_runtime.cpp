@@ -323,14 +323,6 @@ bool is_siglip_checkpoint(const fs::path& checkpoint) {
 }
 
 std::unique_ptr<VlModel> open_siglip(const fs::path& checkpoint, const ModelOptions& options) {
-  if (!options.preprocess.empty()) {
-    throw UsageError("--preprocess does not apply to SigLIP",
-                     "SigLIP preprocesses as its preprocessor_config.json says");
-  }
-  if (!options.tokenizer.empty()) {
-    throw UsageError("--tokenizer does not apply to SigLIP",
-                     "SigLIP reads spiece.model and tokenizer_config.json from its folder");
-  }
   if (!options.head.empty()) {
     throw UsageError(
         "--head does not apply to SigLIP (it has one head: " + std::string(kScoreFormula) + ")");

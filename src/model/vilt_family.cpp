@@ -217,13 +217,6 @@ std::unique_ptr<PreparedImages> ViltVlModel::prepare_images(
 }  // namespace
 
 std::unique_ptr<VlModel> open_vilt(const fs::path& checkpoint, const ModelOptions& options) {
-  if (!options.preprocess.empty()) {
-    throw UsageError("--preprocess is for CLIP checkpoints; ViLT resizes as its config says");
-  }
-  if (!options.tokenizer.empty()) {
-    throw UsageError("--tokenizer is for CLIP checkpoints; ViLT reads vocab.txt in " +
-                     checkpoint.string());
-  }
   if (!options.head.empty()) {
     throw UsageError(
         "--head: ViLT has one head (the checkpoint's: rank_output for a retrieval "

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "gemm.hpp"
+#include "transformer.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/rng.hpp"
 #include "winokit/io/files.hpp"
@@ -258,11 +259,8 @@ ViltPadded vilt_pad(const std::vector<ViltImage>& images) {
 // ---- model ----
 namespace {
 
-class Source {
+class Source : public detail::TensorSource {
  public:
-  virtual ~Source() = default;
-  virtual std::vector<float> get(const std::string& name,
-                                 const std::vector<std::int64_t>& shape) = 0;
   virtual bool has(const std::string& name) const = 0;
 };
 
@@ -304,11 +302,6 @@ class RandomSource final : public Source {
   ViltHead head_;
 };
 
-struct Layer {
-  std::vector<float> ln1_g, ln1_b, ln2_g, ln2_b;
-  Linear qkv, out, fc1, fc2;
-};
-
 // Row buffers are rounded up to a multiple of this many rows (zero rows; a row's bits never
 // depend on the others, gemm.hpp): 1, no padding.
 constexpr std::size_t kRowQuantum = 1;
@@ -321,7 +314,7 @@ struct ViltModel::Impl {
   std::vector<float> word, text_pos, text_type, text_ln_g, text_ln_b;
   std::vector<float> cls, img_pos, modality;
   Linear patch;
-  std::vector<Layer> layers;
+  std::vector<detail::EncoderLayer> layers;
   std::vector<float> ln_g, ln_b;
   Linear pooler, head;
 
@@ -342,35 +335,9 @@ struct ViltModel::Impl {
                    src.get(e + "patch_embeddings.projection.bias", {H}), c.hidden,
                    static_cast<int>(3 * P * P));
     for (int i = 0; i < c.layers; ++i) {
-      const std::string l = "vilt.encoder.layer." + std::to_string(i) + ".";
-      Layer L;
-      L.ln1_g = src.get(l + "layernorm_before.weight", {H});
-      L.ln1_b = src.get(l + "layernorm_before.bias", {H});
-      L.ln2_g = src.get(l + "layernorm_after.weight", {H});
-      L.ln2_b = src.get(l + "layernorm_after.bias", {H});
-      std::vector<float> w, b;
-      for (const char* part : {"query", "key", "value"}) {
-        const std::string n = l + "attention.attention." + part;
-        auto pw = src.get(n + ".weight", {H, H});
-        w.insert(w.end(), pw.begin(), pw.end());
-        if (c.qkv_bias) {
-          auto pb = src.get(n + ".bias", {H});
-          b.insert(b.end(), pb.begin(), pb.end());
-        } else {
-          b.insert(b.end(), static_cast<std::size_t>(H), 0.0f);
-        }
-      }
-      L.qkv = Linear(w, b, 3 * c.hidden, c.hidden);
-      L.out = Linear(src.get(l + "attention.output.dense.weight", {H, H}),
-                     src.get(l + "attention.output.dense.bias", {H}), c.hidden, c.hidden,
-                     PostOp::None, /*accumulate=*/true);
-      L.fc1 =
-          Linear(src.get(l + "intermediate.dense.weight", {c.mlp, H}),
-                 src.get(l + "intermediate.dense.bias", {c.mlp}), c.mlp, c.hidden, PostOp::Gelu);
-      L.fc2 = Linear(src.get(l + "output.dense.weight", {H, c.mlp}),
-                     src.get(l + "output.dense.bias", {H}), c.hidden, c.mlp, PostOp::None,
-                     /*accumulate=*/true);
-      layers.push_back(std::move(L));
+      layers.push_back(detail::load_encoder_layer(
+          src, "vilt.encoder.layer." + std::to_string(i) + ".", detail::kHfVitLayerNames,
+          {c.hidden, c.mlp, c.qkv_bias, PostOp::Gelu}));
     }
     ln_g = src.get("vilt.layernorm.weight", {H});
     ln_b = src.get("vilt.layernorm.bias", {H});
@@ -548,18 +515,8 @@ ViltOutput ViltModel::score(const std::vector<std::vector<int>>& ids,
     std::copy(images[p]->tokens.begin(), images[p]->tokens.end(),
               x.begin() + static_cast<std::ptrdiff_t>((offsets[p] + ids[p].size()) * H));
   }
-  std::vector<float> normed(padded * H, 0.0f), qkv(padded * 3 * H), ctx(padded * H, 0.0f),
-      mid(padded * static_cast<std::size_t>(c.mlp));
-  const int R = static_cast<int>(padded);
-  for (const Layer& L : m.layers) {
-    layer_norm(x.data(), rows, H, L.ln1_g, L.ln1_b, c.eps, normed.data());
-    L.qkv.forward(normed.data(), R, qkv.data());
-    detail::attention(qkv.data(), offsets, lengths, H, c.heads, /*causal=*/false, ctx.data());
-    L.out.forward(ctx.data(), R, x.data());
-    layer_norm(x.data(), rows, H, L.ln2_g, L.ln2_b, c.eps, normed.data());
-    L.fc1.forward(normed.data(), R, mid.data());
-    L.fc2.forward(mid.data(), R, x.data());
-  }
+  detail::run_encoder_layers(m.layers, x, {rows, offsets, lengths, c.heads, c.eps});
+  std::vector<float> normed(padded * H, 0.0f);
   // Final LayerNorm (every row when the states are kept, else the first of each pair), pooler
   // (tanh of a dense layer on the text [CLS] state), head.
   std::vector<float> first(n * H), pooled(n * H);

@@ -137,6 +137,10 @@ std::unique_ptr<PreparedImages> VlModel::prepare_images(
   return std::make_unique<RequestsOnly>(*this, images);
 }
 
+nlohmann::json VlModel::engine_bench(const EngineBenchOptions&) const {
+  return nullptr;
+}
+
 void require_finite(const VlModel& model, const std::vector<double>& scores,
                     const std::function<std::string(std::size_t)>& what) {
   for (std::size_t k = 0; k < scores.size(); ++k) {

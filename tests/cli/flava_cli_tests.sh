@@ -96,11 +96,12 @@ kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null
 
 # --- commands FLAVA is not for: clear errors ---
 expect "heatmap refuses FLAVA" 2 "heatmap needs word-region alignment maps; tiny-pretraining-itm is a flava model, which offers pair scores" -- "$WINOKIT" heatmap --data $DATA --model "$PRE" --examples 0 --html hm.html
-for cmd in "embed --data $DATA --out e.safetensors" "bench --runs 1" "probe --data $DATA"; do
+for cmd in "embed --data $DATA --out e.safetensors" "probe --data $DATA"; do
   # shellcheck disable=SC2086
   expect "$(echo "$cmd" | cut -d' ' -f1) refuses FLAVA" 2 "needs .*; tiny-pretraining-itm is a flava model, which offers pair scores" -- "$WINOKIT" $cmd --model "$PRE"
 done
-expect "CLIP-only flags are refused" 2 "--preprocess is for CLIP" -- "$WINOKIT" eval --data $DATA --model "$PRE" --preprocess hf
+expect "bench times FLAVA end to end" 0 '"family": "flava"' -- "$WINOKIT" bench --runs 1 --examples 1 --model "$PRE"
+expect "CLIP-only flags are refused" 2 "--preprocess is for clip models; .* is a (vilt|flava) model" -- "$WINOKIT" eval --data $DATA --model "$PRE" --preprocess hf
 
 # --- bad checkpoints: clear errors, nothing written ---
 mkdir -p bad1 bad2 bad3

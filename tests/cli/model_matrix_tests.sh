@@ -86,8 +86,16 @@ for fam in clip vilt flava siglip blip; do
   cell "$fam" "$E" "embed" -- "$WINOKIT" embed --data syn --model "$M" --out "$fam.emb.safetensors"
   cell "$fam" "$S" "embed --hidden-states" -- "$WINOKIT" embed --data syn --model "$M" --hidden-states --out "$fam.hid.safetensors"
   cell "$fam" "$S" "probe" -- "$WINOKIT" probe --data syn --model "$M" --quiet --layers final --seeds 1 --epochs 2 --hidden 16 --probes pair-text,pair-image
+  cell "$fam" "$P" "bench" -- "$WINOKIT" bench --model "$M" --runs 1 --examples 1 --images 2 --captions 4 --batch-size 2 --json "$fam.bench.json"
+  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["family"] == sys.argv[2] and j["pairs"] == 4 and j["pairs_per_second_median"] > 0' "$fam.bench.json" "$fam" && ok "$fam: bench reports pairs/s" || not_ok "$fam: bench JSON"
   cell "$fam" "$A" "heatmap" -- "$WINOKIT" heatmap --data syn --model "$M" --examples 0 --out-dir "hm-$fam"
   expect "$fam: models --model" 0 "a $fam model" -- "$WINOKIT" models --model "$M"
+  # Family-specific options: taken where the registry says so, else the one refusal.
+  takes=$("$WINOKIT" models --json | python3 -c 'import json,sys; print(" ".join(next(f for f in json.load(sys.stdin) if f["family"] == sys.argv[1])["options"]))' "$fam")
+  for flag in --preprocess --tokenizer; do
+    [[ " $takes " == *" $flag "* ]] && continue
+    expect "$fam: $flag is refused with the one message" 2 "$flag is for [a-z, ]+ models; .* is a $fam model" -- "$WINOKIT" score --model "$M" "$flag" x syn/images/ex_0_img_0.png "a red circle"
+  done
 done
 
 # A language model passed as --model says where it belongs.

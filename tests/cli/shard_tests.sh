@@ -283,9 +283,11 @@ python3 - "$DOC" <<'PY' || not_ok "docs/cluster.md: its recipes can be extracted
 import re, sys
 text = open(sys.argv[1], encoding="utf-8").read()
 blocks = re.findall(r"```(\w+)\n(.*?)```", text, re.S)
-slurm = [b for lang, b in blocks if lang == "bash" and "#SBATCH" in b]
+# The recipes are scripts to submit, not lines to type: fenced as sbatch, yaml and text, so
+# the docs test (which runs every line of a sh/bash block) leaves them to this test.
+slurm = [b for lang, b in blocks if lang == "sbatch" and "#SBATCH" in b]
 k8s = [b for lang, b in blocks if lang == "yaml" and "Indexed" in b]
-local = [b for lang, b in blocks if lang == "bash" and ("xargs" in b or "parallel" in b)]
+local = [b for lang, b in blocks if lang == "text" and ("xargs" in b or "parallel" in b)]
 assert slurm and k8s and local, (len(slurm), len(k8s), len(local))
 open("slurm.sh", "w").write(slurm[0])
 open("job.yaml", "w").write(k8s[0])

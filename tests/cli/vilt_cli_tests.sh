@@ -69,11 +69,12 @@ grep -q "rival $RANK (vilt)" serve.log && ok "serve starts with a ViLT rival" ||
 kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null
 
 # --- commands that need embeddings refuse ViLT clearly ---
-for cmd in "embed --data syn --out e.safetensors" "bench --runs 1" "probe --data syn"; do
+for cmd in "embed --data syn --out e.safetensors" "probe --data syn"; do
   # shellcheck disable=SC2086
   expect "$(echo "$cmd" | cut -d' ' -f1) refuses ViLT" 2 "needs .*; tiny-rank is a vilt model, which offers pair scores, word-region alignment maps" -- "$WINOKIT" $cmd --model "$RANK"
 done
-expect "CLIP-only flags are refused" 2 "--preprocess is for CLIP" -- "$WINOKIT" eval --data syn --model "$RANK" --preprocess hf
+expect "bench times VILT end to end" 0 '"family": "vilt"' -- "$WINOKIT" bench --runs 1 --examples 1 --model "$RANK"
+expect "CLIP-only flags are refused" 2 "--preprocess is for clip models; .* is a (vilt|flava) model" -- "$WINOKIT" eval --data syn --model "$RANK" --preprocess hf
 
 # --- bad checkpoints: clear errors, nothing written ---
 mkdir -p bad1 bad2 bad3

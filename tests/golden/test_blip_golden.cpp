@@ -602,12 +602,12 @@ TEST(BlipVlModel, RefusesWhatItCannotDo) {
   EXPECT_NE(m.find("itm"), std::string::npos) << m;
   EXPECT_NE(m.find("itc"), std::string::npos) << m;
   o.head.clear();
-  o.preprocess = "openai";
-  m = message([&] { open_blip(kCheckpoint, o); });
+  o.preprocess = "openai";  // refused by the registry, before the family opens anything
+  m = message([&] { open_model(kCheckpoint, o); });
   EXPECT_NE(m.find("--preprocess"), std::string::npos) << m;
   o.preprocess.clear();
   o.tokenizer = "vocab.txt";
-  m = message([&] { open_blip(kCheckpoint, o); });
+  m = message([&] { open_model(kCheckpoint, o); });
   EXPECT_NE(m.find("--tokenizer"), std::string::npos) << m;
   o.tokenizer.clear();
   // A pair out of range.

@@ -1,4 +1,4 @@
-// winokit embed / score / bench: the CLIP engine on its own.
+// winokit embed / score / models / bench: a model on its own.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -18,8 +18,8 @@
 #include "winokit/eval/augment.hpp"
 #include "winokit/eval/probe.hpp"
 #include "winokit/io/files.hpp"
+#include "winokit/io/png_writer.hpp"
 #include "winokit/io/safetensors.hpp"
-#include "winokit/model/clip_family.hpp"
 #include "winokit/model/compute.hpp"
 #include "winokit/version.hpp"
 
@@ -230,22 +230,29 @@ int run_models(const ModelsFlags& f) {
     j["abilities"] = nlohmann::json::array();
     for (Ability a : fam.abilities)
       j["abilities"].push_back(to_string(a));
+    j["options"] = nlohmann::json::object();
+    for (const auto& [flag, help] : fam.options)
+      j["options"][flag] = help;
+    j["reads_own"] = fam.reads_own;
     list.push_back(j);
   }
   if (f.json) {
     std::cout << list.dump(2) << "\n";
     return 0;
   }
-  std::cout << "| Family | Model | Heads (default first) | Can do |\n|---|---|---|---|\n";
+  std::cout << "| Family | Model | Heads (default first) | Can do | Options |\n"
+               "|---|---|---|---|---|\n";
   for (const auto& j : list) {
-    std::string heads, can;
+    std::string heads, can, options;
     for (const auto& h : j["heads"])
       heads += (heads.empty() ? "" : ", ") + h.get<std::string>();
     for (const auto& a : j["abilities"])
       can += (can.empty() ? "" : "; ") + a.get<std::string>();
+    for (const auto& [flag, help] : j["options"].items())
+      options += (options.empty() ? "" : ", ") + flag;
     std::cout << "| " << j["family"].get<std::string>() << " | "
               << j["description"].get<std::string>() << " | " << (heads.empty() ? "-" : heads)
-              << " | " << can << " |\n";
+              << " | " << can << " | " << (options.empty() ? "-" : options) << " |\n";
   }
   std::cout << "\nThe family of a --model checkpoint is read from it (config.json model_type, an "
                "OpenCLIP config, a .pt archive); `winokit models --model DIR` shows what one "
@@ -256,7 +263,7 @@ int run_models(const ModelsFlags& f) {
 // ---- bench ----
 struct BenchFlags {
   ModelFlags model;
-  int images = 64, runs = 3, captions = 800;
+  int images = 64, runs = 3, captions = 800, examples = 8;
   std::uint64_t seed = 0;
   std::string json;
 };
@@ -266,99 +273,99 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
+// Winoground-like synthetic examples for the end-to-end timing: two distinct 640x480 PNG images
+// (decoded and preprocessed as real ones are) and two captions with the same words in another
+// order, scored as eval scores them (4 pairs per example).
+struct BenchExamples {
+  std::vector<ImageRequest> images;
+  std::vector<std::string> captions;
+  std::vector<PairIndex> pairs;
+};
+
+BenchExamples bench_examples(int examples) {
+  constexpr int kWidth = 640, kHeight = 480;
+  static const char* const kCaptions[][2] = {
+      {"an old person kisses a young person", "a young person kisses an old person"},
+      {"the dog chases the cat", "the cat chases the dog"},
+      {"a red cup on a blue table", "a blue cup on a red table"},
+      {"there is more water than sand", "there is more sand than water"}};
+  BenchExamples b;
+  Rng rng(7);
+  for (int e = 0; e < examples; ++e) {
+    for (int k = 0; k < 2; ++k) {
+      std::vector<std::uint8_t> rgb(static_cast<std::size_t>(kWidth) * kHeight * 3);
+      const int shift = 2 * e + k;
+      for (int y = 0; y < kHeight; ++y) {
+        for (int x = 0; x < kWidth; ++x) {
+          std::uint8_t* px = &rgb[(static_cast<std::size_t>(y) * kWidth + x) * 3];
+          px[0] = static_cast<std::uint8_t>((x + 13 * shift) & 255);
+          px[1] = static_cast<std::uint8_t>((y * 3 + 29 * shift) & 255);
+          px[2] = static_cast<std::uint8_t>(rng.below(256));
+        }
+      }
+      const std::string name = "bench_" + std::to_string(e) + "_" + std::to_string(k);
+      auto png = std::make_shared<std::string>(encode_png_rgb8(rgb, kWidth, kHeight));
+      b.images.push_back({name,
+                          [png, name] {
+                            return ImageBytes{name, name + ".png", ImageFormat::Png, *png};
+                          },
+                          {}});
+      b.captions.push_back(kCaptions[e % 4][k]);
+    }
+    const std::size_t c0 = b.captions.size() - 2, i0 = b.images.size() - 2;
+    for (std::size_t c = 0; c < 2; ++c)
+      for (std::size_t i = 0; i < 2; ++i)
+        b.pairs.push_back({c0 + c, i0 + i});
+  }
+  return b;
+}
+
 int run_bench(const BenchFlags& f) {
   using clock = std::chrono::steady_clock;
   set_compute_threads(f.model.threads);
-  std::unique_ptr<VlModel> model = f.model.model.empty()
-                                       ? random_demo_model(f.seed, f.model.options())
-                                       : f.model.open("bench", Ability::Embeddings);
-  const ClipRuntime* runtime = clip_runtime_of(*model);
-  if (!runtime) {
-    throw UsageError("winokit bench times CLIP's towers on raw pixel batches; " + model->name() +
-                     " is a " + model->family() +
-                     " model: time it with `winokit eval` on a dataset (the JSON report "
-                     "records the seconds)");
-  }
-  const ClipRuntime& rt = *runtime;
-  const ClipConfig& c = rt.model->config();
-  const int batch = f.model.batch_size;
-  const std::size_t per_image = 3ull * c.image_size * c.image_size;
-  std::vector<float> pixels(per_image * static_cast<std::size_t>(batch));
-  Rng rng(1);
-  for (auto& p : pixels)
-    p = static_cast<float>(rng.uniform() * 2 - 1);
-  // Warm-up (creates the GEMM primitives), then timed runs of whole batches.
-  rt.model->encode_images(pixels.data(), batch);
-  std::vector<double> per_image_ms;
-  const int batches = std::max(1, f.images / batch);
+  ModelFlags flags = f.model;
+  flags.no_cache = true;  // every run computes everything
+  flags.quiet_progress = true;
+  std::unique_ptr<VlModel> model =
+      flags.model.empty() ? random_demo_model(f.seed, flags.options()) : flags.open();
+  // End to end, as eval runs a model: decode, preprocess, encode, score.
+  const BenchExamples ex = bench_examples(f.examples);
+  const BenchExamples warm = bench_examples(1);
+  model->score_pairs(warm.images, warm.captions, warm.pairs);
+  std::vector<double> seconds;
   for (int r = 0; r < f.runs; ++r) {
-    auto t0 = clock::now();
-    for (int b = 0; b < batches; ++b)
-      rt.model->encode_images(pixels.data(), batch);
-    per_image_ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count() /
-                           (batches * batch));
+    const auto t0 = clock::now();
+    const std::vector<double> s = model->score_pairs(ex.images, ex.captions, ex.pairs);
+    seconds.push_back(std::chrono::duration<double>(clock::now() - t0).count());
+    require_finite(*model, s, [](std::size_t k) { return "bench pair " + std::to_string(k); });
   }
-  const double img_ms = median(per_image_ms);
-  const double gflops = c.vision_gflop() / (img_ms / 1000.0);
-  // GEMM peak: the vision MLP's first GEMM at this batch, alone. A ResNet has no such GEMM:
-  // its reference is ViT-B/32's ([batch * 50, 768] x [768, 3072]), a fixed machine figure.
-  constexpr int kVitB32Tokens = 50, kVitB32Mlp = 3072, kVitB32Width = 768;
-  const double peak =
-      c.vision_arch == VisionArch::ResNet
-          ? gemm_gflops(batch * kVitB32Tokens, kVitB32Mlp, kVitB32Width, std::max(5, f.runs))
-          : gemm_gflops(batch * c.vision_tokens(), c.vision.mlp, c.vision.width,
-                        std::max(5, f.runs));
-  // Text: Winoground-length captions, only up to the longest end-of-text vs all 77 positions.
-  // Token counts (with start and end) of Winoground captions under the real CLIP BPE, e.g.
-  // "an old person kisses a young person" -> 9, the ponytail caption -> 14; ids drawn at random.
-  static constexpr int kLengths[] = {9, 9, 9, 9, 14};
-  std::vector<std::vector<int>> ids;
-  for (int i = 0; i < f.captions; ++i) {
-    std::vector<int> seq(static_cast<std::size_t>(kLengths[i % 5]));
-    seq.front() = rt.tokenizer->start_id();
-    for (std::size_t k = 1; k + 1 < seq.size(); ++k)
-      seq[k] =
-          static_cast<int>(rng.below(static_cast<std::uint64_t>(std::max(1, c.vocab_size - 2))));
-    seq.back() = rt.tokenizer->end_id();
-    ids.push_back(std::move(seq));
-  }
-  auto time_text = [&](bool full) {
-    EncodeOptions o;
-    o.full_context = full;
-    std::vector<double> t;
-    for (int r = 0; r < f.runs; ++r) {
-      auto t0 = clock::now();
-      for (std::size_t b = 0; b < ids.size(); b += 128) {
-        std::vector<std::vector<int>> chunk(
-            ids.begin() + static_cast<std::ptrdiff_t>(b),
-            ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), b + 128)));
-        rt.model->encode_texts(chunk, o);
-      }
-      t.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
-    }
-    return median(t);
-  };
-  const double text_ms = time_text(false), text_full_ms = time_text(true);
+  const double run_s = median(seconds);
+  nlohmann::json result = {
+      {"bench", "model"},
+      {"family", model->family()},
+      {"model", model->name()},
+      {"head", model->head()},
+      {"compute", compute_record()},
+      {"threads", compute_threads()},
+      {"batch_size", flags.batch_size},
+      {"runs", f.runs},
+      {"examples", f.examples},
+      {"pairs", ex.pairs.size()},
+      {"images", ex.images.size()},
+      {"seconds_per_run", seconds},
+      {"pairs_per_second_median", static_cast<double>(ex.pairs.size()) / run_s},
+      {"ms_per_example_median", 1000.0 * run_s / f.examples}};
+  // The family's own measurements (CLIP: the towers on raw tensors and the GEMM peak).
+  EngineBenchOptions eo;
+  eo.images = f.images;
+  eo.runs = f.runs;
+  eo.captions = f.captions;
+  eo.batch_size = flags.batch_size;
+  const nlohmann::json engine = model->engine_bench(eo);
+  if (engine.is_object()) result.update(engine);
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  nlohmann::json result = {{"bench", "clip-engine"},
-                           {"model", rt.source},
-                           {"compute", compute_record()},
-                           {"threads", compute_threads()},
-                           {"batch_size", batch},
-                           {"runs", f.runs},
-                           {"image_ms_per_image_median", img_ms},
-                           {"architecture", c.vision_arch == VisionArch::ResNet ? "resnet" : "vit"},
-                           {"image_size", c.image_size},
-                           {"image_gflop_per_image", c.vision_gflop()},
-                           {"image_gflops", gflops},
-                           {"gemm_peak_gflops", peak},
-                           {"share_of_gemm_peak", gflops / peak},
-                           {"captions", f.captions},
-                           {"text_ms_until_longest_eot", text_ms},
-                           {"text_ms_all_77_positions", text_full_ms},
-                           {"text_speedup", text_full_ms / text_ms},
-                           {"peak_rss_mb", static_cast<double>(usage.ru_maxrss) / 1024.0}};
+  result["peak_rss_mb"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
   std::cout << result.dump(2) << "\n";
   if (!f.json.empty()) {
     write_file_atomic(f.json, result.dump(2) + "\n");
@@ -403,9 +410,17 @@ void add_model_commands(CLI::App& app, int& exit_code) {
 
   auto b = std::make_shared<BenchFlags>();
   CLI::App* bench = app.add_subcommand(
-      "bench", "Measure the CLIP engine (random ViT-B/32 weights unless --model is given)");
+      "bench",
+      "Measure a model: pairs/s end to end on synthetic Winoground-like examples, and the "
+      "family's engine figures (random ViT-B/32 CLIP weights unless --model is given)");
   b->model.add_to(*bench, false);
-  bench->add_option("--images", b->images, "Images per timed run")->capture_default_str();
+  bench
+      ->add_option("--examples", b->examples,
+                   "Winoground-like examples (2 images, 2 captions, 4 pairs) per end-to-end run")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  bench->add_option("--images", b->images, "Images per timed run of the engine figures")
+      ->capture_default_str();
   bench->add_option("--runs", b->runs, "Timed runs (median reported)")->capture_default_str();
   bench->add_option("--captions", b->captions, "Captions for the text tower")
       ->capture_default_str();

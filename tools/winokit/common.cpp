@@ -320,12 +320,11 @@ void ModelFlags::add_to(CLI::App& app, bool required) {
   app.add_flag("--no-cache", no_cache, "Do not read or write the embedding cache");
   app.add_option("--cache-dir", cache_dir,
                  "Embedding cache folder (default $WINOKIT_CACHE_DIR or ~/.cache/winokit)");
-  app.add_option("--preprocess", preprocess,
-                 "Override the checkpoint's image pipeline: hf (CLIPImageProcessor) or openai "
-                 "(openai/CLIP, OpenCLIP)")
-      ->check(CLI::IsMember({"hf", "openai"}));
+  app.add_option(
+      "--preprocess", preprocess,
+      "Override the checkpoint's image pipeline (" + family_option_help("--preprocess") + ")");
   app.add_option("--tokenizer", tokenizer,
-                 "Tokenizer folder (vocab.json + merges.txt) or bpe_simple_vocab_16e6.txt.gz");
+                 "Tokenizer to use (" + family_option_help("--tokenizer") + ")");
   shard.add_to(app);
 }
 
@@ -377,7 +376,7 @@ std::unique_ptr<VlModel> open_checkpoint(const ModelFlags& flags) {
   const bool tell = !quiet_progress;
   if (tell) progress_note("loading the " + family.name + " checkpoint " + model + " ...");
   const auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<VlModel> m = family.open(model, flags.options());
+  std::unique_ptr<VlModel> m = open_model(family, model, flags.options());
   if (tell) {
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.1f",

@@ -36,6 +36,19 @@ struct DecodedImage {
 };
 
 DecodedImage decode_image(const ImageBytes& image);
+
+// The decoder's memory is bounded per process: each decode reserves its canvas bytes from one
+// budget (1 GiB by default) and waits while other threads hold it, so decoding on N threads does
+// not multiply the peak by N; an image larger than the whole budget is decoded alone.
+struct DecodeMemoryStats {
+  std::uint64_t budget_bytes = 0;  // the budget
+  std::uint64_t in_use_bytes = 0;  // reserved now
+  std::uint64_t peak_bytes = 0;    // most reserved at once since the last set_decode_memory_budget
+};
+DecodeMemoryStats decode_memory_stats();
+// Sets the budget (bytes > 0; a UsageError otherwise), resets the peak to what is reserved now,
+// and returns the previous budget.
+std::uint64_t set_decode_memory_budget(std::uint64_t bytes);
 DecodedImage decode_image(const std::string& bytes, const std::string& source);
 
 }  // namespace winokit

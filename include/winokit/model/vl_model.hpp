@@ -127,6 +127,14 @@ class DualEncoder {
 
 class PreparedImages;
 
+// What `winokit bench` asks a family's engine-level measurement for.
+struct EngineBenchOptions {
+  int images = 64;     // images per timed run, in batches of ModelOptions::batch_size
+  int runs = 3;        // timed runs (medians reported)
+  int captions = 800;  // captions for a text tower
+  int batch_size = 32;
+};
+
 class VlModel {
  public:
   virtual ~VlModel() = default;
@@ -161,6 +169,9 @@ class VlModel {
   // score_pairs; families override it to keep their image encodings in memory.
   virtual std::unique_ptr<PreparedImages> prepare_images(
       const std::vector<ImageRequest>& images) const;
+  // The family's own engine-level measurements for `winokit bench` (towers on raw tensors, the
+  // share of the GEMM peak, ...), as JSON fields merged into its report; null when it has none.
+  virtual nlohmann::json engine_bench(const EngineBenchOptions& options) const;
 };
 
 class PreparedImages {
@@ -192,13 +203,25 @@ struct ModelFamily {
   // an OpenCLIP config, a .pt archive...
   std::function<bool(const std::filesystem::path&)> recognises;
   std::function<std::unique_ptr<VlModel>(const std::filesystem::path&, const ModelOptions&)> open;
+  // The family-specific ModelOptions it takes, as {flag, help}: {"--preprocess", "hf or openai"}.
+  // open_model refuses the others (--preprocess, --tokenizer) before open() is called, with
+  // `reads_own` as the hint: where the family takes its preprocessing and tokenizer from.
+  std::vector<std::pair<std::string, std::string>> options = {};
+  std::string reads_own = {};
 };
 const std::vector<ModelFamily>& model_families();
 
 // The family of a checkpoint; UsageError naming the registered families when none recognises it.
 const ModelFamily& find_model_family(const std::filesystem::path& checkpoint);
-// Opens any registered model: the family is picked from the checkpoint.
+// The families that take `flag` ("--preprocess") and what it means for each: "clip: hf or openai".
+std::string family_option_help(const std::string& flag);
+// Opens any registered model: the family is picked from the checkpoint; a family-specific option
+// the family does not take is refused here (UsageError: "--preprocess is for clip models; ...").
 std::unique_ptr<VlModel> open_model(const std::filesystem::path& checkpoint,
+                                    const ModelOptions& options);
+// The same with the family already found (find_model_family).
+std::unique_ptr<VlModel> open_model(const ModelFamily& family,
+                                    const std::filesystem::path& checkpoint,
                                     const ModelOptions& options);
 
 // The model of `winokit demo` and of the game's test rival when no --model is given: a

@@ -1,9 +1,11 @@
 // Image decoding (PIL modes) and corrupt files.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "test_util.hpp"
@@ -70,6 +72,61 @@ TEST(ImageDecode, AJpegCutShortIsAnError) {
   const auto im = decode_image(
       read_file(fs::path(WINOKIT_SOURCE_DIR) / "tests/fuzz/corpus/image/rgb.jpg"), "rgb.jpg");
   EXPECT_GT(im.width, 0);
+}
+
+// Issue 23: the decoder's memory is one budget per process. Four threads decoding eight images
+// whose canvases do not fit two at a time never hold more than the budget; an image larger than
+// the whole budget still decodes (alone, without deadlock); every image decodes to the same
+// pixels as on one thread.
+TEST(ImageDecode, ThreadsShareOneProcessWideDecodeMemoryBudget) {
+  constexpr int kW = 256, kH = 192, kImages = 8, kThreads = 4;
+  constexpr std::uint64_t kCanvas = std::uint64_t{kW} * 3 * kH;  // an 8-bit RGB PNG's canvas
+  std::vector<std::string> files;
+  for (int i = 0; i < kImages; ++i) {
+    std::vector<std::uint8_t> rgb(std::size_t{kW} * kH * 3);
+    for (std::size_t j = 0; j < rgb.size(); ++j)
+      rgb[j] = static_cast<std::uint8_t>(j * 31 + i * 7);
+    files.push_back(encode_png_rgb8(rgb, kW, kH));
+  }
+  std::vector<DecodedImage> alone;
+  for (const auto& f : files)
+    alone.push_back(decode_image(f, "alone.png"));
+
+  const auto decode_all = [&](int threads) {
+    std::vector<DecodedImage> got(kImages);
+    std::atomic<int> next{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&] {
+        for (int i; (i = next++) < kImages;)
+          got[i] = decode_image(files[i], "shared.png");
+      });
+    }
+    for (auto& th : pool)
+      th.join();
+    return got;
+  };
+  const std::uint64_t previous = set_decode_memory_budget(kCanvas + kCanvas / 2);
+  auto got = decode_all(kThreads);
+  DecodeMemoryStats stats = decode_memory_stats();
+  EXPECT_EQ(stats.budget_bytes, kCanvas + kCanvas / 2);
+  EXPECT_EQ(stats.in_use_bytes, 0u);
+  EXPECT_GE(stats.peak_bytes, kCanvas);
+  EXPECT_LE(stats.peak_bytes, stats.budget_bytes) << "threads held more than the budget";
+  for (int i = 0; i < kImages; ++i)
+    EXPECT_EQ(got[i].pixels, alone[i].pixels) << i;
+
+  // Larger than the whole budget: each image is decoded alone, and all of them finish.
+  set_decode_memory_budget(kCanvas / 4);
+  got = decode_all(kThreads);
+  stats = decode_memory_stats();
+  EXPECT_EQ(stats.peak_bytes, kCanvas) << "two over-budget images were decoded at once";
+  for (int i = 0; i < kImages; ++i)
+    EXPECT_EQ(got[i].pixels, alone[i].pixels) << i;
+
+  EXPECT_THROW(set_decode_memory_budget(0), UsageError);
+  set_decode_memory_budget(previous);
+  EXPECT_EQ(decode_memory_stats().budget_bytes, previous);
 }
 
 }  // namespace
