@@ -379,6 +379,9 @@ class ShardModel final : public VlModel, public DualEncoder {
   std::string retrieval_head() const override { return inner_->retrieval_head(); }
   std::string score_name() const override { return inner_->score_name(); }
   nlohmann::json describe() const override { return inner_->describe(); }
+  nlohmann::json engine_bench(const EngineBenchOptions& options) const override {
+    return inner_->engine_bench(options);
+  }
   const DualEncoder* dual_encoder() const override { return dual_ ? this : nullptr; }
 
   std::vector<double> score_pairs(const std::vector<ImageRequest>& images,
