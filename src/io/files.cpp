@@ -6,11 +6,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <set>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include "winokit/core/error.hpp"
@@ -278,6 +285,112 @@ void write_file_atomic(const fs::path& path, const std::string& content, bool du
   } catch (...) {
     remove_folders(made);
     throw;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int saved = errno;
+    ::unlink(tmp.c_str());
+    throw IoError(path.string() + ": rename failed: " + std::strerror(saved));
+  }
+}
+
+namespace {
+
+// This machine's name as it goes into a file name ("host" when it has none).
+const std::string& host_tag() {
+  static const std::string tag = [] {
+    constexpr std::size_t kMaxHost = 40;
+    char buf[256] = {};
+    std::string out;
+    if (::gethostname(buf, sizeof buf - 1) == 0) {
+      for (const char* c = buf; *c && out.size() < kMaxHost; ++c) {
+        const bool keep = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                          (*c >= '0' && *c <= '9') || *c == '.' || *c == '_';
+        out += keep ? *c : '_';
+      }
+    }
+    return out.empty() ? std::string("host") : out;
+  }();
+  return tag;
+}
+
+// 64 random bits for a temporary's name (not a result: std::random_device is fine here), mixed
+// with a per-process counter so two threads never draw the same name either.
+std::string random_tag() {
+  static std::atomic<std::uint64_t> counter{0};
+  thread_local std::random_device device;
+  const std::uint64_t r = (static_cast<std::uint64_t>(device()) << 32) ^ device() ^
+                          (counter.fetch_add(1) * 0x9E3779B97F4A7C15ULL);
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(r));
+  return buf;
+}
+
+// Temporaries `.NAME.part-HOST-PID-*` of `target` left by a writer of this host that no longer
+// runs. Another host's are never touched: its process ids mean nothing here.
+void remove_stale_shared_temporaries(const fs::path& target) {
+  const std::string prefix = "." + target.filename().string() + ".part-" + host_tag() + "-";
+  std::error_code ec;
+  fs::directory_iterator it(folder_of(target), ec);
+  if (ec) return;
+  for (const fs::directory_entry& entry : it) {
+    const std::string file = entry.path().filename().string();
+    if (file.size() <= prefix.size() || file.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::size_t dash = file.find('-', prefix.size());
+    const std::string digits = file.substr(prefix.size(), dash - prefix.size());
+    if (digits.empty() || digits.size() > 9 ||
+        digits.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    const auto pid = static_cast<pid_t>(std::stol(digits));
+    if (pid <= 0 || pid == ::getpid()) continue;
+    if (::kill(pid, 0) != 0 && errno == ESRCH) ::unlink(entry.path().c_str());
+  }
+}
+
+// Test hook of the cache stress test ($WINOKIT_TEST_STALL_SHARED_WRITE seconds): a shared write
+// stops half-way through its temporary, so the test can kill the writer mid-write for sure.
+double stall_seconds() {
+  static const double seconds = [] {
+    const char* env = std::getenv("WINOKIT_TEST_STALL_SHARED_WRITE");
+    return env && *env ? std::atof(env) : 0.0;
+  }();
+  return seconds;
+}
+
+}  // namespace
+
+void write_file_shared(const fs::path& path, const std::string& content) {
+  remove_stale_shared_temporaries(path);
+  fs::path tmp;
+  int fd = -1;
+  constexpr int kTries = 8;  // a name already taken (64 random bits) is astronomically rare
+  for (int attempt = 0; attempt < kTries && fd < 0; ++attempt) {
+    tmp = folder_of(path) / ("." + path.filename().string() + ".part-" + host_tag() + "-" +
+                             std::to_string(::getpid()) + "-" + random_tag());
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) throw IoError(path.string() + ": cannot write: " + std::strerror(errno));
+  const double stall = stall_seconds();
+  std::size_t done = 0;
+  while (done < content.size()) {
+    std::size_t want = content.size() - done;
+    if (stall > 0 && done == 0 && content.size() > 1) want = content.size() / 2;
+    const ssize_t n = ::write(fd, content.data() + done, want);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int saved = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw IoError(path.string() + ": write failed: " + std::strerror(saved));
+    }
+    done += static_cast<std::size_t>(n);
+    if (stall > 0 && done < content.size())
+      std::this_thread::sleep_for(std::chrono::duration<double>(stall));
+  }
+  if (::close(fd) != 0) {
+    const int saved = errno;
+    ::unlink(tmp.c_str());
+    throw IoError(path.string() + ": write failed: " + std::strerror(saved));
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int saved = errno;

@@ -437,9 +437,9 @@ std::string remembered_sha256_file(const fs::path& path, const fs::path& index_d
   if (::stat(absolute.c_str(), &after) == 0 && file_identity(absolute, after) == identity) {
     try {
       fs::create_directories(index_dir, ec);
-      if (!ec) {
-        write_file_atomic(entry, json{{"file", identity}, {"sha256", digest}}.dump(2) + "\n",
-                          /*durable=*/false);
+      if (std::error_code again; !ec || fs::is_directory(index_dir, again)) {
+        // Shared by every process of a sharded run: a temporary of its own, then a rename.
+        write_file_shared(entry, json{{"file", identity}, {"sha256", digest}}.dump(2) + "\n");
       }
     } catch (const IoError&) {
       // best effort, as the embedding cache

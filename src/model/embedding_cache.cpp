@@ -87,9 +87,15 @@ void EmbeddingCache::put(const std::string& key, const std::vector<float>& value
   const fs::path sub = dir_ / key.substr(0, 2);
   std::error_code ec;
   fs::create_directories(sub, ec);
+  // Another process may have made the folder between the check and the mkdir: only a folder
+  // that is still missing is an error.
+  if (std::error_code again; ec && fs::is_directory(sub, again)) ec.clear();
   try {
     if (ec) throw IoError(sub.string() + ": " + ec.message());
-    write_file_atomic(sub / key, bytes, /*durable=*/false);
+    // Many processes (shards of one run, on one machine or on a cluster's shared file system)
+    // may write the same key at once: each writes a temporary of its own and renames it (no
+    // lock); get() checks the checksum, so a reader takes a whole entry or none.
+    write_file_shared(sub / key, bytes);
   } catch (const IoError& e) {
     warning_ = std::string("embedding cache disabled: ") + e.what();
   }

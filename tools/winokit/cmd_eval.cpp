@@ -79,6 +79,7 @@ void check_default_scores(const std::filesystem::path& path, const std::string& 
 }
 
 int run(const EvalFlags& f) {
+  check_shard_model(f.model.shard, f.model.model);
   const int sources = !f.scores.empty() + !f.scorer.empty() + !f.model.model.empty();
   if (sources != 1) {
     throw UsageError("give exactly one of --scores FILE, --scorer KIND or --model DIR");
@@ -141,12 +142,12 @@ int run(const EvalFlags& f) {
               << " from the cache); " << perplexity_definition(lm.bos) << "\n";
   }
   EvalRun r = run_evaluation(std::move(dataset), req, *scorer, f.name);
-  if (default_scores)
+  if (default_scores && !shard_active())
     check_default_scores(scores_out, official_scores_jsonl(r.dataset, r.scores), f.force);
   OutputSet out;
   add_eval_outputs(r, output_paths(f.report, f.per_example, scores_out), out);
   commit(out);
-  if (!f.model.model.empty()) {
+  if (!f.model.model.empty() && !shard_active()) {
     const auto& scorer_record = r.context.provenance["scorer"];
     const auto& e = scorer_record["embeddings"];
     if (e.contains("pairs_computed")) {

@@ -136,6 +136,7 @@ int run_embed(const EmbedFlags& f) {
                                              {"score", field("score")},
                                              {"winokit", kVersion}};
   if (d.contains("logit_scale_exp")) meta["logit_scale_exp"] = field("logit_scale_exp");
+  if (shard_active()) return 0;  // the shard's part file holds its slice (finish_shard)
   write_file_atomic(f.out, encode_safetensors_f32(tensors, meta));
   std::cerr << "winokit: wrote " << requests.size() << " image and " << captions.size()
             << " text embeddings to " << f.out << "\n";

@@ -1,5 +1,7 @@
 // winokit perplexity: the GPT-2 perplexity of every caption of a dataset (the Winoground paper's
 // Table 6, left), as a covariate table `eval --covariate` / `eval --perplexity` reads.
+#include <cstdint>
+#include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -7,6 +9,7 @@
 #include "common.hpp"
 #include "perplexity_run.hpp"
 #include "winokit/core/error.hpp"
+#include "winokit/core/hash.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/model/compute.hpp"
 #include "winokit/version.hpp"
@@ -22,20 +25,65 @@ LmRun run_perplexity(const WinogroundDataset& dataset, const LmRequest& req) {
   run.weights_id = model.weights_id();
   PerplexityOptions options;
   options.bos = req.bos;
+  const bool split = begin_shard(req.shard, "perplexity");
   if (!req.quiet_progress) {
-    options.engine.on_progress = [bar = progress_bar()](std::size_t done, std::size_t total) {
-      bar("perplexity", done, total);
+    options.engine.on_progress = [bar = progress_bar(), label = shard_label() + "perplexity"](
+                                     std::size_t done, std::size_t total) {
+      bar(label, done, total);
     };
   }
-  if (req.no_cache) {
-    run.values = caption_perplexities(dataset, model, tok, options);
-  } else {
+  auto compute = [&](const WinogroundDataset& ds, std::size_t* cached) {
+    if (req.no_cache) return caption_perplexities(ds, model, tok, options);
     EmbeddingCache cache(
         req.cache_dir.empty() ? default_cache_dir() : std::filesystem::path(req.cache_dir),
         model.weights_id() + "\n" + kernel_version());
-    run.values = caption_perplexities(dataset, model, tok, options, &cache, &run.cached);
-    run.cache_warning = cache.warning();
+    auto values = caption_perplexities(ds, model, tok, options, &cache, cached);
+    if (!cache.warning().empty()) run.cache_warning = cache.warning();
+    return values;
+  };
+  if (!split) {
+    run.values = compute(dataset, &run.cached);
+    return run;
   }
+  // A shard's units are the examples (two captions each); a result is the caption's token count
+  // and its three figures, bit for bit.
+  struct Packed {
+    std::int64_t tokens;
+    double mean_nll, perplexity, perplexity_exp2;
+  };
+  constexpr std::size_t kItemBytes = 2 * sizeof(Packed);
+  std::string signature =
+      "perplexity\n" + model.weights_id() + "\n" + kernel_version() + (req.bos ? "\nbos\n" : "\n");
+  for (const auto& ex : dataset.examples)
+    signature += ex.captions[0] + '\0' + ex.captions[1] + '\0';
+  EmbedStats stats;
+  const std::string bytes =
+      shard_units("captions", sha256_hex(signature), dataset.examples.size(), kItemBytes, &stats,
+                  [&](std::size_t lo, std::size_t hi, EmbedStats* s) {
+                    WinogroundDataset part = dataset;
+                    part.examples.assign(dataset.examples.begin() + static_cast<long>(lo),
+                                         dataset.examples.begin() + static_cast<long>(hi));
+                    std::size_t cached = 0;
+                    const std::vector<CaptionPerplexity> v = compute(part, &cached);
+                    s->texts_cached += cached;
+                    s->texts_computed += v.size() - cached;
+                    std::string out;
+                    for (const CaptionPerplexity& c : v) {
+                      const Packed p{c.tokens, c.mean_nll, c.perplexity, c.perplexity_exp2};
+                      out.append(reinterpret_cast<const char*>(&p), sizeof p);
+                    }
+                    return out;
+                  });
+  for (std::size_t e = 0; e < dataset.examples.size(); ++e) {
+    for (int k = 0; k < 2; ++k) {
+      Packed p{};
+      std::memcpy(&p, bytes.data() + e * kItemBytes + static_cast<std::size_t>(k) * sizeof p,
+                  sizeof p);
+      run.values.push_back(
+          {e, k, static_cast<int>(p.tokens), p.mean_nll, p.perplexity, p.perplexity_exp2});
+    }
+  }
+  run.cached = stats.texts_cached;
   return run;
 }
 
@@ -72,6 +120,7 @@ int run(const PerplexityFlags& f) {
         {"sha256", dataset.examples_sha256},
         {"n", dataset.examples.size()}}}};
   out.add(f.output.out + ".json", sidecar.dump(2) + "\n");
+  if (shard_active()) return 0;  // the shard's part file holds its slice (finish_shard)
   out.commit();
   if (!r.cache_warning.empty()) std::cerr << "winokit: " << r.cache_warning << "\n";
   std::cerr << "winokit: " << r.values.size() << " captions (" << r.cached << " from the cache) -> "
@@ -106,6 +155,7 @@ void add_perplexity(CLI::App& app, int& exit_code) {
   cmd->add_flag("--no-cache", flags->lm.no_cache, "Do not read or write the cache");
   cmd->add_option("--cache-dir", flags->lm.cache_dir,
                   "Cache folder (default $WINOKIT_CACHE_DIR or ~/.cache/winokit)");
+  flags->lm.shard.add_to(*cmd);
   cmd->callback([flags, &exit_code] { exit_code = guarded([&] { return run(*flags); }); });
 }
 

@@ -30,6 +30,7 @@ struct RetrievalFlags {
 };
 
 int run(const RetrievalFlags& f) {
+  check_shard_model(f.model.shard, f.model.model);
   if (f.model.model.empty() == f.matrix.empty()) {
     throw UsageError("give exactly one of --model DIR or --matrix FILE");
   }
@@ -42,6 +43,12 @@ int run(const RetrievalFlags& f) {
   ScoreMatrix image_to_text;  // --rerank: the second direction's own matrix
   if (f.rerank == 0 && !f.rerank_with.empty()) throw UsageError("--rerank-with needs --rerank K");
   if (f.rerank != 0) {
+    if (!f.model.shard.shard.empty()) {
+      throw UsageError(
+          "--shard cannot split --rerank K (its pairs depend on the full candidate "
+          "matrix)",
+          "shard the candidates' run (--matrix-out), then re-rank in one process");
+    }
     if (!f.matrix_out.empty()) {
       throw UsageError("--matrix-out: a re-ranked run has one matrix per direction, not one");
     }

@@ -22,6 +22,7 @@ struct RunFlags {
 };
 
 int run(const RunFlags& f) {
+  check_shard_model(f.model.shard, f.model.model);
   const Benchmark& benchmark = find_benchmark(f.benchmark);
   if (f.model.model.empty() == f.scores.empty()) {
     throw UsageError("give exactly one of --model DIR|FILE or --scores FILE");

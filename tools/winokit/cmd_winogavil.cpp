@@ -36,6 +36,7 @@ struct SwowFlags {
 };
 
 int run(const WinogavilFlags& f) {
+  check_shard_model(f.model.shard, f.model.model);
   const bool with_model = !f.model.model.empty();
   if (with_model == !f.column.empty()) {
     throw UsageError(

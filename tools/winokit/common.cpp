@@ -157,6 +157,7 @@ void wrote(const std::string& path) {
 }
 
 void commit(OutputSet& out) {
+  if (shard_active()) return;      // a shard writes its part file instead (finish_shard)
   const auto paths = out.paths();  // commit() empties the set
   out.commit();
   for (const auto& p : paths)
@@ -165,7 +166,9 @@ void commit(OutputSet& out) {
 
 int guarded(const std::function<int()>& body) {
   try {
-    return body();
+    const int rc = body();
+    if (rc == 0) finish_shard();
+    return rc;
   } catch (const InputError& e) {
     std::cerr << "winokit: error: " << e.what() << "\n";
     return kExitInput;
@@ -275,7 +278,7 @@ void ReportFlags::add_outputs(OutputSet& files, const std::vector<ReportText>& t
 }
 
 void ReportFlags::print(const std::string& text) const {
-  if (!quiet && markdown.empty()) std::cout << text;
+  if (!quiet && markdown.empty() && !shard_active()) std::cout << text;
 }
 
 }  // namespace winokit::cli
@@ -322,6 +325,7 @@ void ModelFlags::add_to(CLI::App& app, bool required) {
       "Override the checkpoint's image pipeline (" + family_option_help("--preprocess") + ")");
   app.add_option("--tokenizer", tokenizer,
                  "Tokenizer to use (" + family_option_help("--tokenizer") + ")");
+  shard.add_to(app);
 }
 
 ModelOptions ModelFlags::options() const {
@@ -332,19 +336,47 @@ ModelOptions ModelFlags::options() const {
   o.preprocess = preprocess;
   o.tokenizer = tokenizer;
   o.head = head;
-  if (!quiet_progress) o.on_progress = progress_bar();
+  if (!quiet_progress) {
+    o.on_progress = progress_bar();
+    if (!shard.shard.empty()) {  // each shard says which it is
+      o.on_progress = [bar = o.on_progress, label = "shard " + shard.shard + " "](
+                          const std::string& stage, std::size_t done, std::size_t total) {
+        bar(label + stage, done, total);
+      };
+    }
+  }
   return o;
 }
 
+namespace {
+
+std::unique_ptr<VlModel> open_checkpoint(const ModelFlags& flags);
+
+}  // namespace
+
 std::unique_ptr<VlModel> ModelFlags::open() const {
-  set_compute_threads(threads);
+  return wrap_model(open_checkpoint(*this), shard, "");
+}
+
+std::unique_ptr<VlModel> ModelFlags::open(const std::string& command, Ability ability) const {
+  std::unique_ptr<VlModel> m = open_checkpoint(*this);
+  require(*m, ability, command);
+  return wrap_model(std::move(m), shard, command);
+}
+
+namespace {
+
+std::unique_ptr<VlModel> open_checkpoint(const ModelFlags& flags) {
+  const std::string& model = flags.model;
+  const bool quiet_progress = flags.quiet_progress;
+  set_compute_threads(flags.threads);
   const ModelFamily& family = find_model_family(model);
   // Start-up (reading, hashing and packing the weights) takes seconds on a real checkpoint:
   // say so, and how long it took, rather than sit silent.
   const bool tell = !quiet_progress;
   if (tell) progress_note("loading the " + family.name + " checkpoint " + model + " ...");
   const auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<VlModel> m = open_model(family, model, options());
+  std::unique_ptr<VlModel> m = open_model(family, model, flags.options());
   if (tell) {
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.1f",
@@ -353,14 +385,6 @@ std::unique_ptr<VlModel> ModelFlags::open() const {
   }
   return m;
 }
-
-std::unique_ptr<VlModel> ModelFlags::open(const std::string& command, Ability ability) const {
-  std::unique_ptr<VlModel> m = open();
-  require(*m, ability, command);
-  return m;
-}
-
-namespace {
 
 std::string duration_text(double seconds) {
   char buf[32];

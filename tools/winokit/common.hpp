@@ -111,6 +111,7 @@ struct ReportFlags {
 
 #include <memory>
 
+#include "shard.hpp"
 #include "winokit/eval/model_scorer.hpp"
 
 namespace winokit::cli {
@@ -122,6 +123,7 @@ struct ModelFlags {
   int batch_size = 32;
   bool no_cache = false;
   bool quiet_progress = false;
+  ShardFlags shard;  // --shard I/N, --part FILE (shard.hpp)
   // `required`: --model must be given.
   void add_to(CLI::App& app, bool required);
   ModelOptions options() const;

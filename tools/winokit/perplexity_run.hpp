@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "shard.hpp"
 #include "winokit/data/covariates.hpp"
 
 namespace winokit::cli {
@@ -12,6 +13,7 @@ struct LmRequest {
   bool bos = false, no_cache = false;
   bool quiet_progress = false;  // no progress on stderr
   int threads = 0;
+  ShardFlags shard;  // perplexity --shard I/N (eval --lm follows eval's own --shard)
 };
 
 struct LmRun {

@@ -58,6 +58,19 @@ std::string safe_file_name(std::string_view raw);
 void write_file_atomic(const std::filesystem::path& path, const std::string& content,
                        bool durable = true);
 
+// Writes one file of a folder that many processes, on one machine or many, write at once (the
+// embedding and pair-score caches on a shared file system, NFS included). No lock is taken (NFS
+// breaks them): the content goes to a temporary of its own, `.NAME.part-HOST-PID-RANDOM`
+// (created with O_EXCL, so no two writers ever share one, even across machines whose process
+// ids collide), which is then renamed over the target. rename() replaces the target atomically
+// (on NFS too: it is one server operation), so a reader opens the old file, the new one or none,
+// never a part; when several writers race for one target, the last rename wins whole. A writer
+// killed mid-write leaves only its hidden temporary, which the next write of the same target on
+// the same machine removes (only temporaries of this host whose process is gone). Not flushed to
+// disk: a cache entry lost to a power cut is recomputed; readers must still check an entry's
+// completeness (the caches carry a checksum). IoError when the folder cannot be written.
+void write_file_shared(const std::filesystem::path& path, const std::string& content);
+
 // A set of result files that are written together. commit() first checks every target (its
 // folder exists and is writable, the target is not a folder, no target is named twice), then
 // writes every temporary file, then renames them one by one, keeping a hard link to each file

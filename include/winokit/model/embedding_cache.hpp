@@ -1,7 +1,10 @@
 // An on-disk cache of embeddings keyed by (model weights hash, preprocessing settings, image
 // bytes hash) or (model weights hash, caption text): a second evaluation of the same model on
 // the same data does no model work. Each entry is one file written atomically, with a checksum:
-// a corrupt or truncated entry is detected, ignored and recomputed.
+// a corrupt or truncated entry is detected, ignored and recomputed. Many processes may share one
+// cache folder, on one machine or on a cluster's shared file system (NFS): writers never lock,
+// each writes a temporary of its own and renames it (write_file_shared), so concurrent writers
+// of one key and a writer killed mid-write leave complete entries or none.
 //
 //   winokit::EmbeddingCache cache(winokit::default_cache_dir(), model.weights_id());
 //   std::string key = cache.image_key(bytes, preprocess_json);

@@ -3,6 +3,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cctype>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
 #include "test_util.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/hash.hpp"
@@ -66,6 +72,69 @@ TEST(Files, StaleTemporariesOfDeadProcessesAreRemoved) {
   EXPECT_TRUE(std::filesystem::exists(dir.path() / (".other.csv.tmp-" + std::to_string(dead))));
   EXPECT_TRUE(std::filesystem::exists(dir.path() / ".export.csv.tmp-12ab"));  // not our pattern
   EXPECT_EQ(read_file(dir.path() / "export.csv"), "a,b\n");
+}
+
+// Issue 27: writers of a shared folder (a cache on NFS) never share a temporary, so concurrent
+// writers of one target each install a whole file; a dead writer's temporary of this host is
+// removed, another host's never.
+TEST(Files, SharedWritesOfOneTargetFromManyThreadsAreWhole) {
+  test::TempDir dir;
+  const std::filesystem::path target = dir.path() / "entry";
+  constexpr int kThreads = 8;
+  constexpr int kWrites = 40;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      // Each writer's content is whole only with all its bytes: one letter, 64 KiB of it.
+      const std::string content(std::size_t{1} << 16, static_cast<char>('a' + t));
+      for (int w = 0; w < kWrites; ++w)
+        write_file_shared(target, content);
+    });
+  }
+  std::atomic<bool> torn{false};
+  std::thread reader([&] {
+    for (int r = 0; r < 200; ++r) {
+      std::string got;
+      try {
+        got = read_file(target);
+      } catch (const IoError&) {
+        continue;  // not written yet
+      }
+      if (got.size() != (std::size_t{1} << 16) ||
+          got.find_first_not_of(got[0]) != std::string::npos)
+        torn = true;
+    }
+  });
+  for (auto& th : threads)
+    th.join();
+  reader.join();
+  EXPECT_FALSE(torn);
+  const std::string last = read_file(target);
+  EXPECT_EQ(last.size(), std::size_t{1} << 16);
+  EXPECT_EQ(last.find_first_not_of(last[0]), std::string::npos);
+  for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+    EXPECT_EQ(e.path().filename(), "entry");  // no temporary left behind
+}
+
+TEST(Files, SharedWriteRemovesOnlyThisHostsDeadTemporaries) {
+  test::TempDir dir;
+  pid_t dead = 0;
+  if ((dead = ::fork()) == 0) ::_exit(0);
+  ::waitpid(dead, nullptr, 0);
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::string here;
+  for (const char* c = host; *c && here.size() < 40; ++c)
+    here += (std::isalnum(static_cast<unsigned char>(*c)) || *c == '.' || *c == '_') ? *c : '_';
+  if (here.empty()) here = "host";
+  const std::string mine = ".k.part-" + here + "-" + std::to_string(dead) + "-00ff";
+  const std::string other = ".k.part-elsewhere-" + std::to_string(dead) + "-00ff";
+  dir.write(mine, "half");
+  dir.write(other, "half");
+  write_file_shared(dir.path() / "k", "whole");
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / mine));
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / other));  // its pid means nothing here
+  EXPECT_EQ(read_file(dir.path() / "k"), "whole");
 }
 
 // Issue 23, item 4: names built from data stay inside their folder.
