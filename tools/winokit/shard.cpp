@@ -382,6 +382,11 @@ class ShardModel final : public VlModel, public DualEncoder {
   nlohmann::json engine_bench(const EngineBenchOptions& options) const override {
     return inner_->engine_bench(options);
   }
+  AlignmentMethod alignment_method() const override { return inner_->alignment_method(); }
+  std::vector<AlignmentMaps> align(const ImageBytes& image,
+                                   const std::vector<std::string>& captions) const override {
+    return inner_->align(image, captions);
+  }
   const DualEncoder* dual_encoder() const override { return dual_ ? this : nullptr; }
 
   std::vector<double> score_pairs(const std::vector<ImageRequest>& images,
