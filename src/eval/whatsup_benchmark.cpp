@@ -158,7 +158,9 @@ class WhatsUpBenchmark final : public Benchmark {
         const bool a = name == "controlled_a";
         const char* second[2] = {a ? "on" : "in-front", a ? "under" : "behind"};
         std::size_t pair[2] = {0, 0}, set[2] = {0, 0};
-        for (const auto& [key, slots] : s.pairs) {
+        for (const auto& entry : s.pairs) {
+          const auto& slots =
+              entry.second;  // not a structured binding: clang 14 cannot capture one
           for (int c = 0; c < 2; ++c) {
             const auto right = [&](const char* slot) {
               const auto f = slots.find(slot);
