@@ -199,10 +199,13 @@ WhatsUpDataset load_whatsup(const fs::path& path) {
     if (!fs::exists(path, ec)) throw IoError(path.string() + ": not found");
     read_file_of(path, subset_of_file(path), d);
   }
-  std::string manifest;
-  for (const fs::path& f : d.files)
-    manifest += f.filename().string() + " " + sha256_file(f) + "\n";
-  d.sha256 = d.files.size() == 1 ? sha256_file(d.files.front()) : sha256_hex(manifest);
+  // Each file hashed once: one file's own SHA-256, or the hash of the names and hashes.
+  std::string manifest, last;
+  for (const fs::path& f : d.files) {
+    last = sha256_file(f);
+    manifest += f.filename().string() + " " + last + "\n";
+  }
+  d.sha256 = d.files.size() == 1 ? last : sha256_hex(manifest);
   return d;
 }
 

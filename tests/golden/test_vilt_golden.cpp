@@ -10,12 +10,12 @@
 
 #include "winokit/core/error.hpp"
 #include "winokit/eval/association_solver.hpp"
-#include "winokit/model/vilt_alignment.hpp"
 #include "winokit/game/rival.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/safetensors.hpp"
 #include "winokit/model/preprocess.hpp"
+#include "winokit/model/vilt_alignment.hpp"
 #include "winokit/model/vilt_model.hpp"
 #include "winokit/model/wordpiece.hpp"
 
