@@ -3,9 +3,11 @@
 #include <linear.h>
 
 #include <omp.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <memory>
@@ -579,6 +581,10 @@ SvmFit linear_svm(const std::vector<float>& points, int dim, const std::vector<i
   if (const char* err = check_parameter(&prob, &param)) {
     throw UsageError(std::string("liblinear: ") + err);
   }
+  // liblinear's dual solver draws its coordinate order from the C library's rand(): seeded the
+  // same for every fit (as in a fresh process), a fit does not depend on the fits before it (the
+  // layers asked for, a shard's slice of them).
+  std::srand(1);
   model* m = train(&prob, &param);
   SvmFit fit;
   fit.separated = true;

@@ -135,6 +135,16 @@ sharded eval-clip-lm -- "$WINOKIT" eval --data syn --model "$CLIP" --lm "$LM" --
   --json out-eval-clip-lm/r.json --markdown out-eval-clip-lm/r.md --scores-out out-eval-clip-lm/s.jsonl \
   --bootstrap 200
 sharded perplexity -- "$WINOKIT" perplexity --data syn --model "$LM" --out out-perplexity/p.csv
+# probe: the units are the probes (a task on a layer: its 2 x seeds fits) and the SVM layers, over
+# states written once by embed.
+"$WINOKIT" embed --data syn --model "$CLIP" --variants variants.jsonl --hidden-states \
+  --out states.safetensors --no-cache >/dev/null 2>&1 || not_ok "embed the probe's states"
+sharded probe seconds -- "$WINOKIT" probe --data syn --embeddings states.safetensors \
+  --variants variants.jsonl --split random --seeds 3 --depth 2 --hidden 16 --epochs 3 \
+  --json out-probe/p.json --markdown out-probe/p.md --html out-probe/p.html --quiet
+expect "probe --shard with --model says to write the states first" 2 \
+  "give --embeddings FILE.*winokit embed --model DIR --hidden-states" -- \
+  "$WINOKIT" probe --data syn --model "$CLIP" --shard 0/2
 sharded run-clip -- "$WINOKIT" run winoground --data syn --model "$CLIP" --quiet \
   --json out-run-clip/r.json --markdown out-run-clip/r.md --csv out-run-clip/r.csv
 sharded run-vilt -- "$WINOKIT" run winoground --data syn --model "$VILT" --quiet \

@@ -1,10 +1,13 @@
 // winokit probe: pair MLP probes, the text-only probe and SVM separability of caption variants
 // over a model's per-layer states ("Why is Winoground Hard?", Section 5).
 #include <chrono>
+#include <cstring>
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "shard.hpp"
 #include "winokit/core/error.hpp"
+#include "winokit/core/hash.hpp"
 #include "winokit/core/text.hpp"
 #include "winokit/data/variants.hpp"
 #include "winokit/eval/augment.hpp"
@@ -138,10 +141,101 @@ std::vector<const ProbeLayer*> chosen_layers(const ProbeEmbeddings& emb,
   return layers;
 }
 
+// The fixed-size bytes of one probe's results (a shard's unit: `seeds` runs, then the summary).
+constexpr std::size_t kRunBytes = sizeof(std::uint64_t) + 4 * sizeof(double);
+constexpr std::size_t kSummaryBytes = 4 * sizeof(double) + 5 * sizeof(std::uint64_t);
+
+template <typename T>
+void put(std::string& out, T v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+template <typename T>
+T take(const std::string& in, std::size_t& at) {
+  T v;
+  std::memcpy(&v, in.data() + at, sizeof v);
+  at += sizeof v;
+  return v;
+}
+
+std::string pack(const ProbeResult& r) {
+  std::string out;
+  for (const ProbeRun& run : r.runs) {
+    put(out, run.seed);
+    for (double d : {run.target_test, run.control_test, run.target_train, run.control_train})
+      put(out, d);
+  }
+  for (double d : {r.target_min, r.target_max, r.control_min, r.control_max})
+    put(out, d);
+  for (std::size_t z : {r.train_items, r.test_items, r.train_rows, r.test_rows, r.inputs})
+    put(out, static_cast<std::uint64_t>(z));
+  return out;
+}
+
+ProbeResult unpack_probe(const std::string& in, std::size_t at, std::size_t seeds) {
+  ProbeResult r;
+  r.runs.resize(seeds);
+  for (ProbeRun& run : r.runs) {
+    run.seed = take<std::uint64_t>(in, at);
+    for (double* d : {&run.target_test, &run.control_test, &run.target_train, &run.control_train})
+      *d = take<double>(in, at);
+  }
+  for (double* d : {&r.target_min, &r.target_max, &r.control_min, &r.control_max})
+    *d = take<double>(in, at);
+  for (std::size_t* z : {&r.train_items, &r.test_items, &r.train_rows, &r.test_rows, &r.inputs})
+    *z = static_cast<std::size_t>(take<std::uint64_t>(in, at));
+  return r;
+}
+
+std::string pack(const SvmLayerResult& r) {
+  std::string out;
+  put(out, static_cast<std::uint64_t>(r.items));
+  for (double d : {r.target_separated, r.control_separated, r.target_margin, r.control_margin})
+    put(out, d);
+  return out;
+}
+
+SvmLayerResult unpack_svm(const std::string& in, std::size_t at) {
+  SvmLayerResult r;
+  r.items = static_cast<std::size_t>(take<std::uint64_t>(in, at));
+  for (double* d : {&r.target_separated, &r.control_separated, &r.target_margin, &r.control_margin})
+    *d = take<double>(in, at);
+  return r;
+}
+
+// What the fits read, for a shard's call signature: the options, the layers' states, the split.
+std::string fits_signature(const WinogroundDataset& ds, const ProbeEmbeddings& emb,
+                           const std::vector<const ProbeLayer*>& layers,
+                           const std::vector<ProbeTask>& tasks, const ProbeOptions& o) {
+  std::string s = "probe fits\n" + describe_split(o) + "\n";
+  for (ProbeTask t : tasks)
+    s += std::string(to_string(t)) + ",";
+  for (auto v : {o.mlp.depth, o.mlp.hidden, o.mlp.epochs, o.mlp.batch_size})
+    s += std::to_string(v) + ",";
+  for (double v : {o.mlp.learning_rate, o.train_share, o.svm_c})
+    put(s, v);
+  for (std::uint64_t seed : o.seeds)
+    s += std::to_string(seed) + ",";
+  s += std::to_string(o.svm_seed) + "\n";
+  for (const auto& ex : ds.examples)
+    s += ex.id + '\0';
+  auto floats = [](const std::vector<float>& v) {
+    return sha256_hex(
+        std::string_view(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)));
+  };
+  for (const ProbeLayer* l : layers)
+    s += l->name + " " + floats(l->image) + floats(l->text) + floats(l->variants) +
+         floats(l->pairs) + "\n";
+  for (std::size_t owner : emb.variant_owner)
+    s += std::to_string(owner) + ",";
+  return sha256_hex(s);
+}
+
 // Runs the chosen MLP probes (task by task, layer by layer) and the SVM, with a progress bar.
+// In a shard (`split`), the units are the probes (one task on one layer: its 2 x seeds fits) and
+// then the SVM layers; a shard fits its slice of each, and `merge` puts them together.
 ProbeReport run_probes(const WinogroundDataset& ds, const ProbeEmbeddings& emb,
                        const std::vector<const ProbeLayer*>& layers, const ProbeChoice& want,
-                       const ProbeOptions& options, bool show_progress) {
+                       const ProbeOptions& options, bool show_progress, bool split) {
   ProbeReport report;
   report.options = options;
   report.vision_layer_note = emb.vision_layer_note;
@@ -149,23 +243,68 @@ ProbeReport run_probes(const WinogroundDataset& ds, const ProbeEmbeddings& emb,
   if (want.pair_text) tasks.push_back(ProbeTask::PairText);
   if (want.pair_image) tasks.push_back(ProbeTask::PairImage);
   if (want.text_only) tasks.push_back(ProbeTask::TextOnly);
-  const std::size_t total_runs = tasks.size() * layers.size() * options.seeds.size() * 2;
+  std::vector<std::pair<ProbeTask, const ProbeLayer*>> probes;
+  for (ProbeTask task : tasks)
+    for (const ProbeLayer* layer : layers)
+      probes.emplace_back(task, layer);
+  const std::size_t seeds = options.seeds.size();
   auto progress = progress_bar();
-  std::size_t done = 0;
+  const std::string label = shard_label() + "probe fits";
+  std::size_t done = 0, total_runs = probes.size() * seeds * 2;
   const auto t0 = std::chrono::steady_clock::now();
-  if (show_progress && total_runs) progress("probe fits", 0, total_runs);  // the clock starts
-  for (ProbeTask task : tasks) {
-    for (const ProbeLayer* layer : layers) {
-      report.results.push_back(run_mlp_probe(task, ds, *layer, emb, options, [&] {
-        ++done;
-        if (show_progress) progress("probe fits", done, total_runs);
-      }));
+  auto fit = [&](std::size_t p) {
+    return run_mlp_probe(probes[p].first, ds, *probes[p].second, emb, options, [&] {
+      ++done;
+      if (show_progress) progress(label, done, total_runs);
+    });
+  };
+  if (!split) {
+    if (show_progress && total_runs) progress(label, 0, total_runs);  // the clock starts
+    for (std::size_t p = 0; p < probes.size(); ++p)
+      report.results.push_back(fit(p));
+    if (want.svm) {
+      for (const ProbeLayer* layer : layers) {
+        report.svm.push_back(svm_separability(*layer, emb, options));
+        if (show_progress) progress("svm", report.svm.size(), layers.size());
+      }
     }
-  }
-  if (want.svm) {
-    for (const ProbeLayer* layer : layers) {
-      report.svm.push_back(svm_separability(*layer, emb, options));
-      if (show_progress) progress("svm", report.svm.size(), layers.size());
+  } else {
+    const std::string signature = fits_signature(ds, emb, layers, tasks, options);
+    const std::size_t probe_bytes = seeds * kRunBytes + kSummaryBytes;
+    EmbedStats stats;
+    const std::string bytes = shard_units("probe fits", signature, probes.size(), probe_bytes,
+                                          &stats, [&](std::size_t lo, std::size_t hi, EmbedStats*) {
+                                            total_runs = (hi - lo) * seeds * 2;
+                                            if (show_progress && total_runs)
+                                              progress(label, 0, total_runs);
+                                            std::string out;
+                                            for (std::size_t p = lo; p < hi; ++p)
+                                              out += pack(fit(p));
+                                            return out;
+                                          });
+    for (std::size_t p = 0; p < probes.size(); ++p) {
+      ProbeResult r = unpack_probe(bytes, p * probe_bytes, seeds);
+      r.task = to_string(probes[p].first);
+      r.layer = probes[p].second->name;
+      report.results.push_back(std::move(r));
+    }
+    if (want.svm) {
+      const std::size_t svm_bytes = sizeof(std::uint64_t) + 4 * sizeof(double);
+      const std::string svm =
+          shard_units("svm layers", signature, layers.size(), svm_bytes, &stats,
+                      [&](std::size_t lo, std::size_t hi, EmbedStats*) {
+                        std::string out;
+                        for (std::size_t l = lo; l < hi; ++l) {
+                          out += pack(svm_separability(*layers[l], emb, options));
+                          if (show_progress) progress(shard_label() + "svm", l + 1 - lo, hi - lo);
+                        }
+                        return out;
+                      });
+      for (std::size_t l = 0; l < layers.size(); ++l) {
+        SvmLayerResult r = unpack_svm(svm, l * svm_bytes);
+        r.layer = layers[l]->name;
+        report.svm.push_back(r);
+      }
     }
   }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -192,6 +331,15 @@ int run(ProbeFlags& f) {
   std::vector<CaptionVariant> variants;
   if (!f.variants.empty()) variants = load_variants(f.variants, ds);
   ProbeChoice want = chosen_probes(f.probes);
+  if (!f.model.shard.shard.empty() && !f.model.model.empty()) {
+    throw UsageError(
+        "probe --shard splits the fits over states in a file: give --embeddings FILE, not "
+        "--model",
+        "write the states once with `winokit embed --model DIR --hidden-states -o states."
+        "safetensors`, then run `winokit probe --embeddings states.safetensors --shard I/N` "
+        "(docs/cluster.md)");
+  }
+  const bool split = begin_shard(f.model.shard, "probe");
   EmbeddingTable table;
   Provenance provenance;
   provenance.dataset(ds);
@@ -223,7 +371,7 @@ int run(ProbeFlags& f) {
   for (int s = 0; s < f.seeds; ++s)
     f.options.seeds.push_back(f.first_seed + static_cast<std::uint64_t>(s));
 
-  ProbeReport report = run_probes(ds, emb, layers, want, f.options, !f.report.quiet);
+  ProbeReport report = run_probes(ds, emb, layers, want, f.options, !f.report.quiet, split);
   report.model = name;
   report.pooling = pooling;
   report.provenance = provenance.field("variants", f.variants)

@@ -471,7 +471,7 @@ class ShardModel final : public VlModel, public DualEncoder {
 
 // The commands whose model calls a shard splits (the names their open() calls give).
 bool shardable(const std::string& command) {
-  for (const char* c : {"eval", "run", "winogavil", "retrieval", "variants", "embed", "perplexity"})
+  for (const char* c : {"eval", "run", "winogavil", "retrieval", "variants", "embed", "perplexity", "probe"})
     if (command.rfind(c, 0) == 0) return command != "embed --hidden-states";
   return command.empty();  // retrieval opens its models with the plain open()
 }
@@ -546,8 +546,8 @@ bool begin_shard(const ShardFlags& flags, const std::string& command) {
   }
   if (!shardable(command))
     throw UsageError("winokit " + command + " does not take --shard",
-                     "--shard splits eval, run, winogavil, retrieval, variants, embed and "
-                     "perplexity");
+                     "--shard splits eval, run, winogavil, retrieval, variants, embed, "
+                     "perplexity and probe");
   const auto [index, count] = parse_shard(flags.shard);
   if (st.mode == Mode::Shard && (index != st.index || count != st.count))
     throw Error("shard: two models with different shards");
