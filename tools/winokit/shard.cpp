@@ -471,7 +471,8 @@ class ShardModel final : public VlModel, public DualEncoder {
 
 // The commands whose model calls a shard splits (the names their open() calls give).
 bool shardable(const std::string& command) {
-  for (const char* c : {"eval", "run", "winogavil", "retrieval", "variants", "embed", "perplexity", "probe"})
+  for (const char* c :
+       {"eval", "run", "winogavil", "retrieval", "variants", "embed", "perplexity", "probe"})
     if (command.rfind(c, 0) == 0) return command != "embed --hidden-states";
   return command.empty();  // retrieval opens its models with the plain open()
 }
