@@ -38,8 +38,8 @@ const std::vector<ModelFamily>& model_families() {
        is_siglip_checkpoint,
        open_siglip,
        {},
-       "SigLIP preprocesses as its preprocessor_config.json says and reads spiece.model and "
-       "tokenizer_config.json from its folder"},
+       "SigLIP preprocesses as its preprocessor_config.json says and reads spiece.model (SigLIP 2: "
+       "tokenizer.model) and tokenizer_config.json from its folder"},
       {"blip",
        "BLIP (Li et al., 2022): image-text matching, ITM and ITC heads",
        {Ability::PairScores},

@@ -233,10 +233,21 @@ SiglipTokenizer& SiglipTokenizer::operator=(SiglipTokenizer&&) noexcept = defaul
 SiglipTokenizer::~SiglipTokenizer() = default;
 
 SiglipTokenizer SiglipTokenizer::from_directory(const fs::path& dir) {
-  SiglipTokenizer t(SentencePieceModel::load(dir / "spiece.model", /*keep_dummy_prefix=*/false));
   nlohmann::json cfg = nlohmann::json::object();
   const fs::path tc = dir / "tokenizer_config.json";
   if (fs::is_regular_file(tc)) cfg = read_json_object(tc);
+  const std::string cls = cfg.value("tokenizer_class", std::string());
+  const bool gemma = cls.rfind("Gemma", 0) == 0 ||
+                     (!fs::exists(dir / "spiece.model") && fs::exists(dir / "tokenizer.model"));
+  if (gemma) {
+    // Gemma's model as the file says (no dummy prefix there): GemmaTokenizer loads it as is.
+    SiglipTokenizer t(
+        SentencePieceModel::load(dir / "tokenizer.model", /*keep_dummy_prefix=*/true));
+    t.gemma_ = true;
+    t.from_config_gemma(dir, cfg);
+    return t;
+  }
+  SiglipTokenizer t(SentencePieceModel::load(dir / "spiece.model", /*keep_dummy_prefix=*/false));
   const fs::path stm = dir / "special_tokens_map.json";
   nlohmann::json special = nlohmann::json::object();
   if (fs::is_regular_file(stm)) special = read_json_object(stm);
@@ -247,17 +258,72 @@ SiglipTokenizer SiglipTokenizer::from_directory(const fs::path& dir) {
   t.eos_ = token("eos_token", "</s>");
   t.unk_ = token("unk_token", "<unk>");
   t.pad_ = token("pad_token", "</s>");
+  t.read_common(dir, cfg);
+  t.unk_pieces_ = t.sp_.encode_pieces(t.unk_).size();
+  return t;
+}
+
+void SiglipTokenizer::from_config_gemma(const fs::path& dir, const nlohmann::json& cfg) {
+  const fs::path tc = dir / "tokenizer_config.json", stm = dir / "special_tokens_map.json";
+  nlohmann::json special = nlohmann::json::object();
+  if (fs::is_regular_file(stm)) special = read_json_object(stm);
+  auto token = [&](const char* key, const std::string& fallback) {
+    return token_text(cfg, key, token_text(special, key, fallback, stm), tc);
+  };
+  eos_ = token("eos_token", "<eos>");
+  unk_ = token("unk_token", "<unk>");
+  pad_ = token("pad_token", "<pad>");
+  const std::string bos = token("bos_token", "<bos>");
+  lower_ = false;
+  add_bos_ = true;
+  add_eos_ = false;
+  for (auto [key, out] :
+       {std::pair<const char*, bool*>{"add_bos_token", &add_bos_}, {"add_eos_token", &add_eos_}}) {
+    if (!cfg.contains(key)) continue;
+    if (!cfg[key].is_boolean()) throw InputError({tc.string(), 0, key}, "expected true or false");
+    *out = cfg[key].get<bool>();
+  }
+  read_common(dir, cfg);
+  lower_ = false;  // GemmaTokenizer has no lower-casing (its do_lower_case is not read)
+  bos_id_ = sp_.piece_to_id(bos);
+  // The added tokens (GemmaTokenizer splits on all of them); the special ones at least.
+  std::vector<Added> added;
+  if (cfg.contains("added_tokens_decoder") && cfg["added_tokens_decoder"].is_object()) {
+    for (const auto& [id, v] : cfg["added_tokens_decoder"].items()) {
+      if (!v.is_object() || !v.contains("content") || !v["content"].is_string()) {
+        throw InputError({tc.string(), 0, "added_tokens_decoder." + id},
+                         "expected {\"content\": TOKEN, ...}");
+      }
+      added.push_back(
+          {v["content"].get<std::string>(), v.value("lstrip", false), v.value("rstrip", false)});
+    }
+  }
+  for (const std::string& sp : {bos, eos_, unk_, pad_}) {
+    if (std::none_of(added.begin(), added.end(), [&](const Added& a) { return a.content == sp; }))
+      added.push_back({sp, false, false});
+  }
+  std::stable_sort(added.begin(), added.end(), [](const Added& a, const Added& b) {
+    return a.content.size() > b.content.size();
+  });
+  added.erase(
+      std::remove_if(added.begin(), added.end(), [](const Added& a) { return a.content.empty(); }),
+      added.end());
+  added_ = std::move(added);
+}
+
+void SiglipTokenizer::read_common(const fs::path& dir, const nlohmann::json& cfg) {
+  const fs::path tc = dir / "tokenizer_config.json";
   if (cfg.contains("do_lower_case")) {
     if (!cfg["do_lower_case"].is_boolean()) {
       throw InputError({tc.string(), 0, "do_lower_case"}, "expected true or false");
     }
-    t.lower_ = cfg["do_lower_case"].get<bool>();
+    lower_ = cfg["do_lower_case"].get<bool>();
   }
   if (cfg.contains("model_max_length")) {
     const auto& v = cfg["model_max_length"];
     if (!v.is_number()) throw InputError({tc.string(), 0, "model_max_length"}, "expected a number");
     const double len = v.get<double>();
-    if (len >= 1 && len <= static_cast<double>(kMaxLength)) t.max_length_ = static_cast<int>(len);
+    if (len >= 1 && len <= static_cast<double>(kMaxLength)) max_length_ = static_cast<int>(len);
     if (len < 1) throw InputError({tc.string(), 0, "model_max_length"}, "expected at least 1");
   }
   if (cfg.contains("model_input_names")) {
@@ -265,18 +331,64 @@ SiglipTokenizer SiglipTokenizer::from_directory(const fs::path& dir) {
     if (!v.is_array()) {
       throw InputError({tc.string(), 0, "model_input_names"}, "expected a list of names");
     }
-    t.uses_mask_ = false;
+    uses_mask_ = false;
     for (const auto& name : v)
-      if (name.is_string() && name.get<std::string>() == "attention_mask") t.uses_mask_ = true;
+      if (name.is_string() && name.get<std::string>() == "attention_mask") uses_mask_ = true;
   }
-  t.eos_id_ = t.sp_.piece_to_id(t.eos_);
-  t.pad_id_ = t.sp_.piece_to_id(t.pad_);
-  t.unk_id_ = t.sp_.piece_to_id(t.unk_);
-  t.unk_pieces_ = t.sp_.encode_pieces(t.unk_).size();
-  return t;
+  eos_id_ = sp_.piece_to_id(eos_);
+  pad_id_ = sp_.piece_to_id(pad_);
+  unk_id_ = sp_.piece_to_id(unk_);
+}
+
+std::vector<std::string> SiglipTokenizer::tokenize_gemma(const std::string& text) const {
+  // Split on the added tokens (longest first at each position), with their lstrip / rstrip.
+  std::vector<std::string> tokens;
+  std::string cur;
+  auto flush = [&](bool strip_right) {
+    std::string chunk = cur;
+    cur.clear();
+    if (strip_right) {
+      const std::u32string u = utf8_to_u32(chunk);
+      chunk = u32_to_utf8(std::u32string(rstrip(u)));
+    }
+    if (chunk.empty()) return;
+    const std::vector<std::string> pieces = sp_.encode_pieces(chunk);
+    tokens.insert(tokens.end(), pieces.begin(), pieces.end());
+  };
+  std::size_t i = 0;
+  bool strip_next = false;
+  while (i < text.size()) {
+    const Added* hit = nullptr;
+    for (const Added& a : added_) {
+      if (text.compare(i, a.content.size(), a.content) == 0) {
+        hit = &a;
+        break;
+      }
+    }
+    if (hit == nullptr) {
+      if (strip_next) {
+        // rstrip of the token before: whitespace after it goes (Python's isspace).
+        const std::u32string rest = utf8_to_u32(text.substr(i));
+        const std::u32string kept(lstrip(rest));
+        i += text.size() - i - u32_to_utf8(kept).size();
+        strip_next = false;
+        continue;
+      }
+      cur.push_back(text[i]);
+      ++i;
+      continue;
+    }
+    flush(hit->lstrip);
+    tokens.push_back(hit->content);
+    i += hit->content.size();
+    strip_next = hit->rstrip;
+  }
+  flush(false);
+  return tokens;
 }
 
 std::vector<std::string> SiglipTokenizer::tokenize(const std::string& text) const {
+  if (gemma_) return tokenize_gemma(text);
   // "▁" + text with every existing "▁" made a space, then lower case per code point (the
   // special tokens are lower case already, so lowering them too changes nothing).
   const std::u32string in = utf8_to_u32(text);
@@ -341,6 +453,24 @@ std::vector<std::string> SiglipTokenizer::tokenize(const std::string& text) cons
 
 SiglipTokens SiglipTokenizer::encode(const std::string& text) const {
   SiglipTokens out;
+  if (gemma_) {
+    // <bos> + ids + <eos> as add_bos_token / add_eos_token say; the ids truncated to leave room
+    // for them (truncation="longest_first" before the special tokens are added), then padding.
+    const std::size_t max = static_cast<std::size_t>(max_length_);
+    const std::size_t specials = (add_bos_ ? 1u : 0u) + (add_eos_ ? 1u : 0u);
+    std::vector<int> body;
+    for (const std::string& piece : tokenize_gemma(text))
+      body.push_back(sp_.piece_to_id(piece));
+    if (body.size() + specials > max) body.resize(max > specials ? max - specials : 0);
+    if (add_bos_) out.ids.push_back(bos_id_);
+    out.ids.insert(out.ids.end(), body.begin(), body.end());
+    if (add_eos_) out.ids.push_back(eos_id_);
+    out.ids.resize(std::min(out.ids.size(), max));
+    out.mask.assign(out.ids.size(), 1);
+    out.ids.resize(max, pad_id_);
+    out.mask.resize(max, 0);
+    return out;
+  }
   for (const std::string& piece : tokenize(text))
     out.ids.push_back(sp_.piece_to_id(piece));
   const std::size_t max = static_cast<std::size_t>(max_length_);
@@ -353,6 +483,18 @@ SiglipTokens SiglipTokenizer::encode(const std::string& text) const {
 }
 
 nlohmann::json SiglipTokenizer::to_json() const {
+  if (gemma_) {
+    return {{"kind", "sentencepiece (GemmaTokenizer)"},
+            {"tokenizer_model_sha256", sp_.sha256()},
+            {"vocab_size", sp_.vocab_size()},
+            {"max_length", max_length_},
+            {"add_bos_token", add_bos_},
+            {"add_eos_token", add_eos_},
+            {"attention_mask", uses_mask_},
+            {"eos", eos_},
+            {"pad", pad_},
+            {"unk", unk_}};
+  }
   return {{"kind", "sentencepiece (SiglipTokenizer)"},
           {"spiece_sha256", sp_.sha256()},
           {"vocab_size", sp_.vocab_size()},

@@ -86,6 +86,9 @@ struct Fixture {
   fs::path dir;
 };
 const std::vector<Fixture> kBoth = {{"a", kFixtures / "tiny-a"}, {"b", kFixtures / "tiny-b"}};
+// With tiny-c: SigLIP 2's layout (Gemma's tokenizer.model, add_eos_token, no lower case).
+const std::vector<Fixture> kAll = {
+    {"a", kFixtures / "tiny-a"}, {"b", kFixtures / "tiny-b"}, {"c", kFixtures / "tiny-c"}};
 
 std::vector<float> preprocess_all(const SiglipConfig& c, const std::vector<std::string>& names) {
   std::vector<float> px;
@@ -98,7 +101,7 @@ std::vector<float> preprocess_all(const SiglipConfig& c, const std::vector<std::
 
 TEST(SiglipTokenizer, PiecesIdsAndMasksExactForEveryCaption) {
   const auto j = tokens_json();
-  for (const auto& f : kBoth) {
+  for (const auto& f : kAll) {
     const SiglipTokenizer tok = SiglipTokenizer::from_directory(f.dir);
     EXPECT_FALSE(tok.uses_attention_mask()) << "google's model_input_names: [input_ids]";
     EXPECT_EQ(tok.max_length(), 64);
@@ -119,6 +122,26 @@ TEST(SiglipTokenizer, PiecesIdsAndMasksExactForEveryCaption) {
       }
     }
   }
+}
+
+TEST(SiglipTokenizer, Siglip2ReadsGemmasTokenizerWithItsAddedTokens) {
+  const SiglipTokenizer tok = SiglipTokenizer::from_directory(kFixtures / "tiny-c");
+  EXPECT_EQ(tok.to_json()["kind"], "sentencepiece (GemmaTokenizer)");
+  EXPECT_EQ(tok.eos_id(), 1);
+  EXPECT_EQ(tok.pad_id(), 0);
+  // The added tokens are whole pieces wherever they are (no lstrip / rstrip in this file).
+  const auto pieces = tok.tokenize("a<mask>b <eos>");
+  ASSERT_GE(pieces.size(), 4u);
+  EXPECT_EQ(pieces.back(), "<eos>");
+  EXPECT_NE(std::find(pieces.begin(), pieces.end(), "<mask>"), pieces.end());
+  // add_bos_token false, add_eos_token true: <eos> once at the end, then <pad>; truncation keeps
+  // room for it.
+  const SiglipTokens t = tok.encode(std::string(200, 'x'));
+  EXPECT_NE(t.ids[0], 2);
+  EXPECT_EQ(t.ids[63], 1);
+  EXPECT_EQ(std::count(t.ids.begin(), t.ids.end(), 1), 1);
+  // No lower case: "A" and "a" differ.
+  EXPECT_NE(tok.encode("A").ids[0], tok.encode("a").ids[0]);
 }
 
 TEST(SiglipTokenizer, EmptyAndPunctuationOnlyAreAllEos) {
@@ -223,9 +246,9 @@ void expect_features(const Fixture& f, const SiglipModel& m, const SiglipTokeniz
   }
 }
 
-TEST(SiglipModel, FeaturesAndLogitsMatchTheReferenceForBothFixtures) {
+TEST(SiglipModel, FeaturesAndLogitsMatchTheReferenceForEveryFixture) {
   double worst = 0;
-  for (const auto& f : kBoth) {
+  for (const auto& f : kAll) {
     const SiglipModel m = SiglipModel::load(f.dir);
     const SiglipTokenizer tok = SiglipTokenizer::from_directory(f.dir);
     expect_features(f, m, tok, /*masked=*/false, worst);
@@ -469,7 +492,7 @@ TEST(SiglipAdapter, ScorePairsAreTheLogitsAndASecondRunIsFullyCached) {
   const auto images = image_requests();
   const auto pairs = every_pair(captions.size(), images.size());
   double worst = 0;
-  for (const auto& f : kBoth) {
+  for (const auto& f : kAll) {
     const fs::path cache = fresh_dir("winokit_siglip_cache_" + f.key);
     ModelOptions o;
     o.cache_dir = cache;
@@ -485,7 +508,7 @@ TEST(SiglipAdapter, ScorePairsAreTheLogitsAndASecondRunIsFullyCached) {
     EXPECT_TRUE(model->can(Ability::Embeddings));
     EXPECT_FALSE(model->can(Ability::States));
     ASSERT_NE(model->dual_encoder(), nullptr);
-    EXPECT_EQ(model->dual_encoder()->embed_dim(), f.key == "a" ? 40 : 32);
+    EXPECT_EQ(model->dual_encoder()->embed_dim(), f.key == "a" ? 40 : f.key == "b" ? 32 : 28);
     EmbedStats first;
     const auto s = model->score_pairs(images, captions, pairs, &first);
     EXPECT_EQ(first.images_computed, 5u);
@@ -520,7 +543,12 @@ TEST(SiglipAdapter, ScorePairsAreTheLogitsAndASecondRunIsFullyCached) {
     const auto d = model->describe();
     EXPECT_EQ(d["kind"], "siglip");
     EXPECT_EQ(d["weights_sha256"], sha256_hex(read_file(f.dir / "model.safetensors")));
-    EXPECT_EQ(d["tokenizer"]["spiece_sha256"], sha256_hex(read_file(f.dir / "spiece.model")));
+    if (f.key == "c") {
+      EXPECT_EQ(d["tokenizer"]["tokenizer_model_sha256"],
+                sha256_hex(read_file(f.dir / "tokenizer.model")));
+    } else {
+      EXPECT_EQ(d["tokenizer"]["spiece_sha256"], sha256_hex(read_file(f.dir / "spiece.model")));
+    }
     EXPECT_EQ(d["tokenizer"]["attention_mask"], false);
     EXPECT_NE(d["score"].get<std::string>().find("logit_bias"), std::string::npos);
     EXPECT_NE(d["score"].get<std::string>().find("sigmoid"), std::string::npos);

@@ -14,6 +14,15 @@
 // off, as transformers loads it) encodes "<unk>" + chunk and the pieces of "<unk>" are dropped;
 // a leading "▁" piece before a special token is dropped; ids truncated to max_length - 1, "</s>"
 // appended (unless already last), padded with the pad token (also "</s>") to max_length.
+//
+// SigLIP 2 checkpoints ship Gemma's tokenizer instead (tokenizer.model, tokenizer_config.json
+// with "tokenizer_class": "GemmaTokenizer"; transformers' convert_siglip2_to_hf.py makes it with
+// add_bos_token false, add_eos_token true, model_input_names [input_ids]). That mode follows
+// transformers' GemmaTokenizer: the text as it is (no lower case, no canonicalisation; the model
+// card asks users to lower-case their texts themselves); split on the added tokens of
+// added_tokens_decoder (their lstrip / rstrip), each other chunk encoded by SentencePiece with the
+// file's own settings; then <bos> (add_bos_token, default true) + ids truncated to leave room for
+// the special tokens + <eos> (add_eos_token, default false), padded with <pad> to max_length.
 #pragma once
 
 #include <filesystem>
@@ -61,7 +70,9 @@ class SiglipTokenizer {
  public:
   // spiece.model + tokenizer_config.json (+ special_tokens_map.json) of a checkpoint folder.
   // Unset keys take SiglipTokenizer's defaults (</s>, <unk>, pad </s>, 64, lower case on,
-  // model_input_names [input_ids, attention_mask]).
+  // model_input_names [input_ids, attention_mask]). A folder with tokenizer.model and no
+  // spiece.model (SigLIP 2), or whose tokenizer_class is a Gemma tokenizer, is read in Gemma
+  // mode (above).
   static SiglipTokenizer from_directory(const std::filesystem::path& dir);
   SiglipTokenizer(SiglipTokenizer&&) noexcept;
   SiglipTokenizer& operator=(SiglipTokenizer&&) noexcept;
@@ -85,6 +96,18 @@ class SiglipTokenizer {
   int eos_id_ = 1, pad_id_ = 1, unk_id_ = 2, max_length_ = 64;
   std::size_t unk_pieces_ = 0;
   bool lower_ = true, uses_mask_ = true;
+  // Gemma mode (SigLIP 2).
+  struct Added {
+    std::string content;
+    bool lstrip = false, rstrip = false;
+  };
+  bool gemma_ = false, add_bos_ = false, add_eos_ = true;
+  int bos_id_ = 2;
+  std::vector<Added> added_;  // longest first
+  std::vector<std::string> tokenize_gemma(const std::string& text) const;
+  void from_config_gemma(const std::filesystem::path& dir, const nlohmann::json& cfg);
+  // model_max_length, model_input_names, do_lower_case and the special ids.
+  void read_common(const std::filesystem::path& dir, const nlohmann::json& cfg);
 };
 
 // Python's str.isspace() for one code point (the whitespace SigLIP's canonicalisation collapses).
