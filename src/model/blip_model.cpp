@@ -328,13 +328,10 @@ std::vector<float> concat(std::vector<float> a, const std::vector<float>& b) {
   return a;
 }
 
-struct TextLayer {
-  Linear self_qkv, self_out;  // self_out accumulates onto the residual
-  std::vector<float> self_ln_g, self_ln_b;
+// The cross-attention block of a text layer (the rest is the shared post-norm BERT layer).
+struct CrossLayer {
   Linear cross_q, cross_kv, cross_out;  // cross_kv: [key; value] from the vision width
   std::vector<float> cross_ln_g, cross_ln_b;
-  Linear fc1, fc2;
-  std::vector<float> out_ln_g, out_ln_b;
 };
 
 // One image's query rows in a batch: rows [row0, row0 + rows) attend to kv ([keys, 2 * width],
@@ -406,7 +403,8 @@ struct BlipModel::Impl {
   std::vector<float> post_g, post_b;
   // text
   std::vector<float> word, tpos, emb_g, emb_b;
-  std::vector<TextLayer> tlayers;
+  std::vector<detail::EncoderLayer> tlayers;  // post-norm BERT layers
+  std::vector<CrossLayer> tcross;             // their cross-attention blocks
   // heads
   Linear vision_proj, text_proj, itm;
 
@@ -434,20 +432,10 @@ struct BlipModel::Impl {
     emb_b = src.get(te + "LayerNorm.bias", {T});
     for (int i = 0; i < c.text_layers; ++i) {
       const std::string l = "text_encoder.encoder.layer." + std::to_string(i) + ".";
-      TextLayer L;
-      const std::string a = l + "attention.", x = l + "crossattention.";
-      L.self_qkv = Linear(
-          concat(concat(src.get(a + "self.query.weight", {T, T}),
-                        src.get(a + "self.key.weight", {T, T})),
-                 src.get(a + "self.value.weight", {T, T})),
-          concat(concat(src.get(a + "self.query.bias", {T}), src.get(a + "self.key.bias", {T})),
-                 src.get(a + "self.value.bias", {T})),
-          3 * c.text_hidden, c.text_hidden);
-      L.self_out =
-          Linear(src.get(a + "output.dense.weight", {T, T}), src.get(a + "output.dense.bias", {T}),
-                 c.text_hidden, c.text_hidden, PostOp::None, /*accumulate=*/true);
-      L.self_ln_g = src.get(a + "output.LayerNorm.weight", {T});
-      L.self_ln_b = src.get(a + "output.LayerNorm.bias", {T});
+      tlayers.push_back(detail::load_encoder_layer(
+          src, l, detail::kHfBertLayerNames, {c.text_hidden, c.text_mlp, true, PostOp::Gelu}));
+      CrossLayer L;
+      const std::string x = l + "crossattention.";
       L.cross_q = Linear(src.get(x + "self.query.weight", {T, T}),
                          src.get(x + "self.query.bias", {T}), c.text_hidden, c.text_hidden);
       L.cross_kv = Linear(
@@ -459,15 +447,7 @@ struct BlipModel::Impl {
                  c.text_hidden, c.text_hidden, PostOp::None, /*accumulate=*/true);
       L.cross_ln_g = src.get(x + "output.LayerNorm.weight", {T});
       L.cross_ln_b = src.get(x + "output.LayerNorm.bias", {T});
-      L.fc1 = Linear(src.get(l + "intermediate.dense.weight", {c.text_mlp, T}),
-                     src.get(l + "intermediate.dense.bias", {c.text_mlp}), c.text_mlp,
-                     c.text_hidden, PostOp::Gelu);
-      L.fc2 = Linear(src.get(l + "output.dense.weight", {T, c.text_mlp}),
-                     src.get(l + "output.dense.bias", {T}), c.text_hidden, c.text_mlp, PostOp::None,
-                     /*accumulate=*/true);
-      L.out_ln_g = src.get(l + "output.LayerNorm.weight", {T});
-      L.out_ln_b = src.get(l + "output.LayerNorm.bias", {T});
-      tlayers.push_back(std::move(L));
+      tcross.push_back(std::move(L));
     }
     const std::int64_t D = c.embed_dim;
     vision_proj = Linear(src.get("vision_proj.weight", {D, V}), src.get("vision_proj.bias", {D}),
@@ -530,32 +510,24 @@ struct BlipModel::Impl {
                    &x[(offsets[s] + t) * T]);
       }
     }
+    // The shared post-norm BERT layers; cross-attention between attention and MLP.
     const int R = static_cast<int>(rows);
-    std::vector<float> qkv(rows * 3 * T), ctx(rows * T), tmp(rows * T),
-        mid(rows * static_cast<std::size_t>(c.text_mlp));
-    for (std::size_t li = 0; li < tlayers.size(); ++li) {
-      const TextLayer& L = tlayers[li];
-      L.self_qkv.forward(x.data(), R, qkv.data());
-      detail::attention(qkv.data(), offsets, lengths, c.text_hidden, c.text_heads,
-                        /*causal=*/false, ctx.data());
-      tmp = x;
-      L.self_out.forward(ctx.data(), R, tmp.data());
-      layer_norm(tmp.data(), rows, c.text_hidden, L.self_ln_g, L.self_ln_b, c.text_eps, x.data());
-      if (images) {
-        L.cross_q.forward(x.data(), R, qkv.data());  // queries [rows, T] in qkv's storage
+    std::vector<float> q(images ? rows * T : 0), ctx(images ? rows * T : 0), tmp;
+    detail::EncoderRun run(rows, offsets, lengths, c.text_heads, c.text_eps);
+    run.post_norm = true;
+    if (images) {
+      run.after_attention = [&](int li, float* xs) {
+        const CrossLayer& L = tcross[static_cast<std::size_t>(li)];
+        L.cross_q.forward(xs, R, q.data());
         for (std::size_t g = 0; g < groups.size(); ++g)
-          groups[g].kv = group_image[g]->cross_kv[li].data();
-        cross_attention(qkv.data(), c.text_hidden, c.text_heads, groups, ctx.data());
-        tmp = x;
+          groups[g].kv = group_image[g]->cross_kv[static_cast<std::size_t>(li)].data();
+        cross_attention(q.data(), c.text_hidden, c.text_heads, groups, ctx.data());
+        tmp.assign(xs, xs + rows * T);
         L.cross_out.forward(ctx.data(), R, tmp.data());
-        layer_norm(tmp.data(), rows, c.text_hidden, L.cross_ln_g, L.cross_ln_b, c.text_eps,
-                   x.data());
-      }
-      L.fc1.forward(x.data(), R, mid.data());
-      tmp = x;
-      L.fc2.forward(mid.data(), R, tmp.data());
-      layer_norm(tmp.data(), rows, c.text_hidden, L.out_ln_g, L.out_ln_b, c.text_eps, x.data());
+        layer_norm(tmp.data(), rows, c.text_hidden, L.cross_ln_g, L.cross_ln_b, c.text_eps, xs);
+      };
     }
+    detail::run_encoder_layers(tlayers, x, run);
     std::vector<float> first(n * T);
     for (std::size_t s = 0; s < n; ++s)
       std::copy_n(&x[offsets[s] * T], T, &first[s * T]);
@@ -647,7 +619,7 @@ BlipImageEmbeds BlipModel::encode_image(const float* pixels, bool with_cross) co
   m.vision_proj.forward(e.states.data(), 1, e.feature.data());
   normalize(e.feature.data(), c.embed_dim);
   if (with_cross) {
-    for (const TextLayer& L : m.tlayers) {
+    for (const CrossLayer& L : m.tcross) {
       std::vector<float> kv(tokens * 2 * static_cast<std::size_t>(c.text_hidden));
       L.cross_kv.forward(e.states.data(), R, kv.data());
       e.cross_kv.push_back(std::move(kv));

@@ -1,4 +1,4 @@
-// The shared pre-LayerNorm transformer layer (transformer.hpp).
+// The shared transformer layer, pre- or post-LayerNorm (transformer.hpp).
 #include "transformer.hpp"
 
 #include <chrono>
@@ -21,6 +21,14 @@ const EncoderLayerNames kHfClipLayerNames = {
     "self_attn.out_proj",
     "mlp.fc1",
     "mlp.fc2"};
+
+const EncoderLayerNames kHfBertLayerNames = {
+    "attention.output.LayerNorm",
+    "output.LayerNorm",
+    {"attention.self.query", "attention.self.key", "attention.self.value"},
+    "attention.output.dense",
+    "intermediate.dense",
+    "output.dense"};
 
 EncoderLayer load_encoder_layer(TensorSource& src, const std::string& prefix,
                                 const EncoderLayerNames& names, const EncoderLayerShape& shape) {
@@ -76,15 +84,36 @@ void run_encoder_layers(const std::vector<EncoderLayer>& layers, std::vector<flo
     *run.gemm_seconds +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  for (std::size_t l = 0; l < layers.size(); ++l) {
-    const EncoderLayer& L = layers[l];
-    layer_norm(x.data(), run.rows, H, L.ln1_g, L.ln1_b, run.eps, normed.data());
-    dense(L.qkv, normed.data(), qkv.data());
+  const auto attend = [&] {
     if (run.attend) {
       run.attend(qkv.data(), ctx.data());
     } else {
       attention(qkv.data(), *run.offsets, *run.lengths, H, run.heads, run.causal, ctx.data());
     }
+  };
+  if (run.post_norm) {
+    // `normed` holds the residual sum before each LayerNorm.
+    for (std::size_t l = 0; l < layers.size(); ++l) {
+      const EncoderLayer& L = layers[l];
+      dense(L.qkv, x.data(), qkv.data());
+      attend();
+      normed = x;
+      dense(L.out, ctx.data(), normed.data());  // x + attention output
+      layer_norm(normed.data(), run.rows, H, L.ln1_g, L.ln1_b, run.eps, x.data());
+      if (run.after_attention) run.after_attention(static_cast<int>(l), x.data());
+      dense(L.fc1, x.data(), mid.data());
+      normed = x;
+      dense(L.fc2, mid.data(), normed.data());  // x + MLP output
+      layer_norm(normed.data(), run.rows, H, L.ln2_g, L.ln2_b, run.eps, x.data());
+      if (run.after_layer) run.after_layer(static_cast<int>(l) + 1);
+    }
+    return;
+  }
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const EncoderLayer& L = layers[l];
+    layer_norm(x.data(), run.rows, H, L.ln1_g, L.ln1_b, run.eps, normed.data());
+    dense(L.qkv, normed.data(), qkv.data());
+    attend();
     dense(L.out, ctx.data(), x.data());  // x += attention output
     layer_norm(x.data(), run.rows, H, L.ln2_g, L.ln2_b, run.eps, normed.data());
     dense(L.fc1, normed.data(), mid.data());

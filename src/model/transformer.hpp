@@ -1,7 +1,11 @@
-// The pre-LayerNorm transformer layer every model here is built from (CLIP's ViT and text
-// towers, SigLIP, ViLT, FLAVA's three encoders, BLIP's vision tower, GPT-2):
+// The transformer layer every model here is built from: pre-LayerNorm (CLIP's ViT and text
+// towers, SigLIP, ViLT, FLAVA's three encoders, BLIP's vision tower, GPT-2)
 //
 //   x += out(attention(qkv(LN1(x))));   x += fc2(act(fc1(LN2(x))))
+//
+// or post-LayerNorm, BERT's order (BLIP's text encoder; EncoderRun::post_norm)
+//
+//   x = LN1(x + out(attention(qkv(x))));   [cross-attention];   x = LN2(x + fc2(act(fc1(x))))
 //
 // A family names its tensors (EncoderLayerNames) and its sizes (EncoderLayerShape); loading and
 // running the layers is written once, here. The order of operations is fixed, so a row's bits
@@ -45,6 +49,9 @@ struct EncoderLayerNames {
 extern const EncoderLayerNames kHfVitLayerNames;
 // Hugging Face's CLIP encoder layer (CLIP, SigLIP): layer_norm1, self_attn.{q,k,v}_proj, mlp.fc1.
 extern const EncoderLayerNames kHfClipLayerNames;
+// Hugging Face's BERT layer, post-LayerNorm (BLIP's text encoder): attention.self.{query,key,
+// value}, attention.output.{dense,LayerNorm}, intermediate.dense, output.{dense,LayerNorm}.
+extern const EncoderLayerNames kHfBertLayerNames;
 
 struct EncoderLayerShape {
   int hidden = 0, mlp = 0;
@@ -81,6 +88,11 @@ struct EncoderRun {
   std::function<void(const float* qkv, float* ctx)> attend;
   // Called after layer l (1-based) with x holding its output, e.g. to keep per-layer states.
   std::function<void(int layer)> after_layer;
+  // BERT's post-LayerNorm order (above) instead of the pre-LayerNorm one.
+  bool post_norm = false;
+  // Post-norm only: called in layer l (0-based) between the attention block and the MLP, with
+  // x [padded rows, hidden] to update in place (BLIP's cross-attention to the image).
+  std::function<void(int layer, float* x)> after_attention;
   // When set, the seconds spent in the layers' GEMMs are added to it (benchmarks).
   double* gemm_seconds = nullptr;
 };
