@@ -39,6 +39,9 @@ class HfTokenizer {
   // The ids of `text`; with `add_special_tokens`, the post_processor's template around them.
   // UsageError for invalid UTF-8.
   std::vector<int> encode(const std::string& text, bool add_special_tokens = false) const;
+  // The ids the post_processor's template puts before and after a sequence.
+  const std::vector<int>& special_prefix() const { return prefix_ids_; }
+  const std::vector<int>& special_suffix() const { return suffix_ids_; }
   // The pieces the pre-tokenizer makes of text without added tokens (tests).
   std::vector<std::string> pre_tokenize(const std::string& text) const;
   // The id of a token string (vocabulary or added token), or -1.
