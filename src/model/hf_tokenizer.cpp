@@ -1,5 +1,8 @@
 #include "winokit/model/hf_tokenizer.hpp"
 
+#include <unicode/uchar.h>
+#include <unicode/unorm2.h>
+
 #include <algorithm>
 #include <array>
 #include <climits>
@@ -21,17 +24,167 @@ namespace {
 constexpr const char* kGpt2Pattern =
     "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 
+// Qwen2's and Llama 3's pattern (the latter with \p{N}{1,3}), as tokenizer.json files spell them.
+constexpr const char* kQwen2Pattern =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+constexpr const char* kLlama3Pattern =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
 void append_utf8(std::string& out, char32_t cp) {
   if (cp < 0x80) {
     out += static_cast<char>(cp);
   } else if (cp < 0x800) {
     out += static_cast<char>(0xC0 | (cp >> 6));
     out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
+  } else if (cp < 0x10000) {
     out += static_cast<char>(0xE0 | (cp >> 12));
     out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
     out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
   }
+}
+
+// Valid UTF-8 (checked by the caller) to code points.
+std::u32string to_u32(const std::string& s) {
+  std::u32string out;
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const std::size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : 4;
+    char32_t cp = n == 1 ? c : n == 2 ? (c & 0x1F) : n == 3 ? (c & 0x0F) : (c & 0x07);
+    for (std::size_t k = 1; k < n; ++k)
+      cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    out += cp;
+    i += n;
+  }
+  return out;
+}
+std::string to_utf8(const std::u32string& s) {
+  std::string out;
+  for (char32_t c : s)
+    append_utf8(out, c);
+  return out;
+}
+
+bool letter(char32_t c) {
+  return (U_GET_GC_MASK(static_cast<UChar32>(c)) & U_GC_L_MASK) != 0;
+}
+bool number(char32_t c) {
+  return (U_GET_GC_MASK(static_cast<UChar32>(c)) & U_GC_N_MASK) != 0;
+}
+bool space(char32_t c) {  // Unicode White_Space, the regex engines' \s
+  return u_isUWhiteSpace(static_cast<UChar32>(c)) != 0;
+}
+bool newline(char32_t c) {
+  return c == U'\r' || c == U'\n';
+}
+char32_t lower_ascii(char32_t c) {
+  return c >= U'A' && c <= U'Z' ? c + 32 : c;
+}
+
+// The matches of Qwen2's pattern (max_digits 1) or Llama 3's (3), leftmost first, each
+// alternative tried in the pattern's order as a backtracking regex engine does.
+std::vector<std::string> split_qwen(const std::string& text, int max_digits) {
+  const std::u32string t = to_u32(text);
+  const std::size_t n = t.size();
+  std::vector<std::string> out;
+  static const std::u32string kContractions[] = {U"s", U"t", U"re", U"ve", U"m", U"ll", U"d"};
+  auto other = [](char32_t c) { return !space(c) && !letter(c) && !number(c); };
+  std::size_t i = 0;
+  while (i < n) {
+    std::size_t len = 0;
+    if (t[i] == U'\'') {  // (?i:'s|'t|'re|'ve|'m|'ll|'d)
+      for (const auto& c : kContractions) {
+        if (i + 1 + c.size() > n) continue;
+        bool ok = true;
+        for (std::size_t k = 0; k < c.size(); ++k)
+          ok = ok && lower_ascii(t[i + 1 + k]) == c[k];
+        if (ok) {
+          len = 1 + c.size();
+          break;
+        }
+      }
+    }
+    if (len == 0) {  // [^\r\n\p{L}\p{N}]?\p{L}+
+      std::size_t start = 0;
+      if (!newline(t[i]) && !letter(t[i]) && !number(t[i]) && i + 1 < n && letter(t[i + 1])) {
+        start = 1;
+      }
+      if (letter(t[i + start])) {
+        len = start;
+        while (i + len < n && letter(t[i + len]))
+          ++len;
+      }
+    }
+    if (len == 0 && number(t[i])) {  // \p{N}{1,max}
+      while (i + len < n && len < static_cast<std::size_t>(max_digits) && number(t[i + len]))
+        ++len;
+    }
+    if (len == 0) {  //  ?[^\s\p{L}\p{N}]+[\r\n]*
+      std::size_t start = t[i] == U' ' && i + 1 < n && other(t[i + 1]) ? 1 : 0;
+      if (other(t[i + start])) {
+        len = start;
+        while (i + len < n && other(t[i + len]))
+          ++len;
+        while (i + len < n && newline(t[i + len]))
+          ++len;
+      }
+    }
+    if (len == 0) {  // t[i] is white space
+      std::size_t end = i;
+      while (end < n && space(t[end]))
+        ++end;
+      std::size_t last_newline = end;
+      for (std::size_t k = i; k < end; ++k)
+        if (newline(t[k])) last_newline = k;
+      if (last_newline != end) {
+        len = last_newline + 1 - i;  // \s*[\r\n]+
+      } else {
+        len = end - i;  // \s+(?!\S), else \s+
+        if (end < n && len > 1) --len;
+      }
+    }
+    out.push_back(to_utf8(t.substr(i, len)));
+    i += len;
+  }
+  return out;
+}
+
+std::string nfc(const std::string& text) {
+  UErrorCode err = U_ZERO_ERROR;
+  const UNormalizer2* norm = unorm2_getNFCInstance(&err);
+  if (U_FAILURE(err)) throw Error("ICU: no NFC normalizer");
+  std::u16string in;
+  for (char32_t c : to_u32(text)) {
+    if (c >= 0x10000) {
+      in += static_cast<char16_t>(0xD800 + ((c - 0x10000) >> 10));
+      in += static_cast<char16_t>(0xDC00 + ((c - 0x10000) & 0x3FF));
+    } else {
+      in += static_cast<char16_t>(c);
+    }
+  }
+  std::u16string out(in.size() * 3 + 16, u'\0');
+  const int32_t len = unorm2_normalize(
+      norm, reinterpret_cast<const UChar*>(in.data()), static_cast<int32_t>(in.size()),
+      reinterpret_cast<UChar*>(out.data()), static_cast<int32_t>(out.size()), &err);
+  if (U_FAILURE(err)) throw Error("ICU: NFC normalisation failed");
+  out.resize(static_cast<std::size_t>(len));
+  std::u32string u;
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    const char16_t c = out[k];
+    if (c >= 0xD800 && c < 0xDC00 && k + 1 < out.size()) {
+      u += static_cast<char32_t>(0x10000 + ((c - 0xD800) << 10) + (out[k + 1] - 0xDC00));
+      ++k;
+    } else {
+      u += c;
+    }
+  }
+  return to_utf8(u);
 }
 
 // bytes_to_unicode (openai/gpt-2, tokenizers' ByteLevel): printable bytes map to themselves, the
@@ -81,6 +234,14 @@ HfTokenizer HfTokenizer::from_file(const fs::path& tokenizer_json) {
 }
 
 HfTokenizer HfTokenizer::from_json(const json& j, const std::string& where) {
+  try {
+    return parse(j, where);
+  } catch (const json::exception& e) {  // a field of the wrong type
+    throw InputError({where, 0, ""}, std::string("unexpected JSON: ") + e.what());
+  }
+}
+
+HfTokenizer HfTokenizer::parse(const json& j, const std::string& where) {
   auto fail = [&where](const std::string& field, const std::string& problem) {
     return InputError({where, 0, field}, problem,
                       "byte-level BPE tokenizers (GPT-2, SmolLM2 / SmolVLM) are supported");
@@ -138,8 +299,9 @@ HfTokenizer HfTokenizer::from_json(const json& j, const std::string& where) {
     }
   }
   if (auto it = j.find("normalizer"); it != j.end() && !it->is_null()) {
-    throw fail("normalizer",
-               "normalizer " + it->value("type", std::string("?")) + " not supported");
+    const std::string type = it->is_object() ? it->value("type", std::string("?")) : "?";
+    if (type != "NFC") throw fail("normalizer", "normalizer " + type + " not supported");
+    tok.nfc_ = true;
   }
   // The pre-tokenizer steps, a Sequence flattened.
   std::vector<json> pending;
@@ -159,11 +321,18 @@ HfTokenizer HfTokenizer::from_json(const json& j, const std::string& where) {
     } else if (type == "Split") {
       const json pattern = p.value("pattern", json::object());
       const std::string regex = pattern.value("Regex", std::string());
-      if (regex != kGpt2Pattern || p.value("behavior", std::string()) != "Isolated" ||
-          p.value("invert", false)) {
+      if (p.value("behavior", std::string()) != "Isolated" || p.value("invert", false)) {
         throw fail("pre_tokenizer", "Split " + p.dump() + " not supported");
       }
-      tok.steps_.push_back({Step::Kind::SplitGpt2, false, true});
+      if (regex == kGpt2Pattern) {
+        tok.steps_.push_back({Step::Kind::SplitGpt2, false, true});
+      } else if (regex == kQwen2Pattern || regex == kLlama3Pattern) {
+        Step st{Step::Kind::SplitQwen, false, true};
+        st.digits = regex == kQwen2Pattern ? 1 : 3;
+        tok.steps_.push_back(st);
+      } else {
+        throw fail("pre_tokenizer", "Split " + p.dump() + " not supported");
+      }
     } else {
       throw fail("pre_tokenizer", "pre-tokenizer '" + type + "' not supported");
     }
@@ -262,6 +431,10 @@ std::vector<std::string> HfTokenizer::pre_tokenize(const std::string& text) cons
           for (auto& p : Gpt2Tokenizer::pre_tokenize(piece))
             next.push_back(std::move(p));
           break;
+        case Step::Kind::SplitQwen:
+          for (auto& p : split_qwen(piece, step.digits))
+            next.push_back(std::move(p));
+          break;
       }
     }
     pieces = std::move(next);
@@ -309,7 +482,8 @@ std::vector<int> HfTokenizer::encode(const std::string& text, bool add_special_t
   if (add_special_tokens) ids = prefix_ids_;
   auto plain = [&](std::size_t from, std::size_t to) {
     if (to <= from) return;
-    for (const auto& piece : pre_tokenize(text.substr(from, to - from))) {
+    const std::string part = text.substr(from, to - from);
+    for (const auto& piece : pre_tokenize(nfc_ ? nfc(part) : part)) {
       for (int id : bpe_ids(piece))
         ids.push_back(id);
     }

@@ -379,6 +379,14 @@ struct LlamaModel::Impl {
               static_cast<std::size_t>(qw), plain);
         }
       }
+      // A sequence that keeps no cache needs this layer's keys and values no longer (a batch of
+      // captions over one long image prefix holds one layer's copy each, not all layers').
+      for (std::size_t s = 0; s < ns; ++s) {
+        if (!seqs[s].store) {
+          keys[s][li] = {};
+          values[s][li] = {};
+        }
+      }
       L.o.forward(ctx.data(), rows, x.data());
       rms_norm(x.data(), R, hid, L.ln2, cfg.rms_eps, normed.data());
       L.gate_up.forward(normed.data(), rows, mlp.data());

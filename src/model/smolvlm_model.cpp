@@ -365,7 +365,21 @@ nlohmann::json SmolVlmConfig::to_json() const {
           {"image_seq_len", image_seq_len}};
 }
 
+namespace {
+SmolVlmConfig parse_smolvlm_config(const fs::path& dir);
+}
+
 SmolVlmConfig load_smolvlm_config(const fs::path& dir) {
+  try {
+    return parse_smolvlm_config(dir);
+  } catch (const json::exception& e) {  // a field of the wrong type
+    throw InputError({dir.string(), 0, ""},
+                     std::string("unexpected JSON in its configs: ") + e.what());
+  }
+}
+
+namespace {
+SmolVlmConfig parse_smolvlm_config(const fs::path& dir) {
   const fs::path file = dir / "config.json";
   const std::string where = file.string();
   const json cfg = read_json(file, true);
@@ -450,6 +464,7 @@ SmolVlmConfig load_smolvlm_config(const fs::path& dir) {
   }
   return c;
 }
+}  // namespace
 
 struct SmolVlmModel::Impl {
   SmolVlmConfig cfg;

@@ -3,10 +3,11 @@
 // pipeline for what the file defines:
 // - added_tokens are matched first, leftmost-longest, on the raw text (lstrip / rstrip swallow
 //   the white space beside them); the text between them goes through the rest;
-// - normalizer: none (others are refused by name);
+// - normalizer: none or NFC (others are refused by name), on the text between added tokens;
 // - pre_tokenizer: ByteLevel (add_prefix_space per piece, use_regex: GPT-2's pattern), Digits
-//   (individual_digits: every ASCII digit alone; else runs of them), Split with GPT-2's pattern,
-//   and a Sequence of these; other patterns are refused by name;
+//   (individual_digits: every ASCII digit alone; else runs of them), Split (Isolated) with
+//   GPT-2's, Qwen2's or Llama 3's pattern, and a Sequence of these; other patterns are refused
+//   by name;
 // - model: BPE with vocab and merges ("a b" strings or ["a", "b"] pairs), ignore_merges, the
 //   byte-level alphabet; the merge loop merges the lowest-ranked adjacent pair, leftmost first;
 // - post_processor: none, ByteLevel, TemplateProcessing (its "single" template) and a Sequence.
@@ -54,15 +55,17 @@ class HfTokenizer {
 
  private:
   struct Step {
-    enum class Kind { ByteLevel, Digits, SplitGpt2 } kind;
+    enum class Kind { ByteLevel, Digits, SplitGpt2, SplitQwen } kind;
     bool flag = false;  // ByteLevel: add_prefix_space; Digits: individual_digits
     bool regex = true;  // ByteLevel: use_regex
+    int digits = 1;     // SplitQwen: \p{N}{1,digits} (Qwen2: 1, Llama 3: 3)
   };
   struct Added {
     std::string content;
     int id = 0;
     bool lstrip = false, rstrip = false;
   };
+  static HfTokenizer parse(const nlohmann::json& tokenizer, const std::string& where);
   std::vector<int> bpe_ids(const std::string& piece) const;
 
   std::unordered_map<std::string, int> vocab_;
@@ -71,6 +74,7 @@ class HfTokenizer {
   std::vector<Added> added_;  // longest first
   std::vector<Step> steps_;
   bool ignore_merges_ = false;
+  bool nfc_ = false;
   std::vector<int> prefix_ids_, suffix_ids_;  // TemplateProcessing's single template
   std::string sha256_;
 };
