@@ -408,9 +408,10 @@ SmolVlmConfig parse_smolvlm_config(const fs::path& dir) {
   if (c.vision_act != "gelu_pytorch_tanh" && c.vision_act != "gelu_new" && c.vision_act != "gelu") {
     throw InputError({vw, 0, "hidden_act"}, "unsupported activation '" + c.vision_act + "'");
   }
-  if (c.vision_hidden % c.vision_heads != 0 || c.image_size % c.patch != 0) {
-    throw InputError({vw, 0, "hidden_size"}, "heads or patches do not divide the sizes");
+  if (c.vision_hidden % c.vision_heads != 0) {
+    throw InputError({vw, 0, "num_attention_heads"}, "does not divide hidden_size");
   }
+  if (c.patch > c.image_size) throw InputError({vw, 0, "patch_size"}, "larger than image_size");
   c.scale_factor = read_int(cfg, "scale_factor", c.scale_factor, where, 64);
   const int side = c.image_size / c.patch;
   if (side % c.scale_factor != 0) {
@@ -474,7 +475,8 @@ struct SmolVlmModel::Impl {
   std::unique_ptr<LlamaModel> lm;
   // vision
   Linear patch;
-  std::vector<float> position;  // [patches, hidden]
+  std::vector<float> position;    // [patches, hidden]
+  std::vector<int> position_ids;  // per patch of a full tile
   std::vector<detail::EncoderLayer> layers;
   std::vector<float> post_g, post_b;
   Linear projection;          // modality_projection: [text hidden, hidden * s^2]
@@ -496,6 +498,14 @@ struct SmolVlmModel::Impl {
                    get(e + "patch_embedding.bias", {V}), cfg.vision_hidden,
                    static_cast<int>(3 * P * P), detail::PostOp::None, /*accumulate=*/true);
     position = get(e + "position_embedding.weight", {patches(), V});
+    // Idefics3VisionEmbeddings buckets the patches' fractional coordinates against float32
+    // aranges; for a full tile that is meant to be 0..N-1, which is what it gives whenever the
+    // grid's side is a power of two (SmolVLM-256M/500M: 32). For other sides (SmolVLM-Instruct:
+    // 27) PyTorch's float32 arange rounds differently on CPU (by vector width) and CUDA, and may
+    // give a patch its neighbour's id; winokit uses the intended 0..N-1 (docs/models.md).
+    position_ids.resize(static_cast<std::size_t>(patches()));
+    for (int i = 0; i < patches(); ++i)
+      position_ids[static_cast<std::size_t>(i)] = i;
     // The shared layer loader reads through a TensorSource.
     struct Source final : detail::TensorSource {
       const SafeTensors& st;
@@ -550,10 +560,13 @@ struct SmolVlmModel::Impl {
         }
       }
     }
-    // Position embeddings (ids 0..N-1: every tile is a full image), then patch W^T + b on top.
+    // Position embeddings (every tile is a full image), then patch W^T + b on top.
     std::vector<float> x(rows * H);
-    for (std::size_t r = 0; r < rows; ++r)
-      std::memcpy(&x[r * H], &position[(r % static_cast<std::size_t>(N)) * H], sizeof(float) * H);
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::size_t id =
+          static_cast<std::size_t>(position_ids[r % static_cast<std::size_t>(N)]);
+      std::memcpy(&x[r * H], &position[id * H], sizeof(float) * H);
+    }
     patch.forward(cols.data(), static_cast<int>(rows), x.data());
     cols = {};
     const detail::FixedSequences seqs(t.count, N);
