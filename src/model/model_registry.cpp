@@ -51,7 +51,8 @@ const std::vector<ModelFamily>& model_families() {
        "BLIP uses its own image processor (preprocessor_config.json) and reads vocab.txt from "
        "its folder"},
       {"smolvlm",
-       "SmolVLM / Idefics3 (Marafioti et al., 2025): generative, VQAScore P(Yes | image, question)",
+       "SmolVLM / Idefics3 (Marafioti et al., 2025): generative, VQAScore: P(Yes) given the image "
+       "and a question",
        {Ability::PairScores},
        {},
        is_smolvlm_checkpoint,

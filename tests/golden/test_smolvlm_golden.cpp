@@ -4,9 +4,14 @@
 // sizes; the image prefix's KV cache reused across captions and batches bit for bit.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "winokit/core/error.hpp"
@@ -152,6 +157,71 @@ TEST(SmolVlmGolden, TheRegistryOpensItAsAPairScorer) {
   const std::unique_ptr<VlModel> unsplit = open_model(kDir + "model", o);
   const std::vector<double> u = unsplit->score_pairs(images, captions, {{2, 0}});
   EXPECT_NEAR(u[0] / e["cases"][1]["p_yes"][2].get<double>(), 1.0, kRelativeTolerance);
+}
+
+// A copy of the fixture with one file changed: errors name the file, the field or the tensor.
+class BrokenCopy {
+ public:
+  BrokenCopy() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "winokit-smolvlm-XXXXXX").string();
+    dir_ = ::mkdtemp(tmpl.data());
+    std::filesystem::copy(kDir + "model", dir_, std::filesystem::copy_options::recursive);
+  }
+  ~BrokenCopy() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  void edit_json(const std::string& file, const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = nlohmann::json::parse(read_file(dir_ / file));
+    edit(j);
+    write(file, j.dump());
+  }
+  void write(const std::string& file, const std::string& bytes) {
+    std::ofstream(dir_ / file, std::ios::binary) << bytes;
+  }
+  std::string error() const {
+    try {
+      SmolVlmModel::load(dir_);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  }
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+TEST(SmolVlmGolden, BrokenCheckpointsAreRefusedNamingWhat) {
+  {
+    BrokenCopy b;
+    b.edit_json("config.json", [](nlohmann::json& j) { j["image_token_id"] = 3; });
+    EXPECT_NE(b.error().find("image_token_id"), std::string::npos) << b.error();
+  }
+  {
+    BrokenCopy b;
+    b.edit_json("preprocessor_config.json", [](nlohmann::json& j) { j["resample"] = 3; });
+    EXPECT_NE(b.error().find("resample"), std::string::npos) << b.error();
+  }
+  {
+    BrokenCopy b;
+    b.edit_json("processor_config.json", [](nlohmann::json& j) { j["image_seq_len"] = 64; });
+    EXPECT_NE(b.error().find("image_seq_len"), std::string::npos) << b.error();
+  }
+  {
+    BrokenCopy b;
+    b.edit_json("preprocessor_config.json", [](nlohmann::json& j) { j["do_resize"] = "yes"; });
+    EXPECT_NE(b.error(), "");
+  }
+  {
+    BrokenCopy b;
+    auto tensors = read_safetensors_f32(b.dir() / "model.safetensors");
+    tensors.erase("model.connector.modality_projection.proj.weight");
+    b.write("model.safetensors", encode_safetensors_f32(tensors));
+    EXPECT_NE(b.error().find("model.connector.modality_projection.proj.weight"), std::string::npos)
+        << b.error();
+  }
 }
 
 }  // namespace
