@@ -479,9 +479,8 @@ struct SmolVlmModel::Impl {
   std::vector<int> position_ids;  // per patch of a full tile
   std::vector<detail::EncoderLayer> layers;
   std::vector<float> post_g, post_b;
-  Linear projection;          // modality_projection: [text hidden, hidden * s^2]
-  std::vector<int> head_ids;  // "<|im_start|>User:"
-  std::vector<int> tail_ids;  // "<end_of_utterance>\nAssistant:"
+  Linear projection;                        // modality_projection: [text hidden, hidden * s^2]
+  std::string turn_start = "<|im_start|>";  // the chat template's text before the first turn
   int answer = 0;
 
   int patches() const { return (cfg.image_size / cfg.patch) * (cfg.image_size / cfg.patch); }
@@ -591,7 +590,7 @@ struct SmolVlmModel::Impl {
     // starts it, its suffix ends it (question_ids).
     std::vector<int> ids = tok->special_prefix();
     const std::vector<int> text = tok->encode(
-        "<|im_start|>User:" + smolvlm_image_prompt(t.rows, t.cols, cfg.image_seq_len), false);
+        turn_start + "User:" + smolvlm_image_prompt(t.rows, t.cols, cfg.image_seq_len), false);
     ids.insert(ids.end(), text.begin(), text.end());
     return ids;
   }
@@ -663,6 +662,30 @@ SmolVlmModel SmolVlmModel::load(const fs::path& dir, const VqaScoreOptions& opti
   I.options = options;
   if (options.image_splitting >= 0) I.cfg.preprocess.do_image_splitting = options.image_splitting;
   I.tok = std::make_unique<HfTokenizer>(HfTokenizer::from_file(dir / "tokenizer.json"));
+  // The chat template (chat_template.json, else tokenizer_config.json's) is Jinja; the prompt is
+  // its rendering for one user turn (image, then text) and the generation prompt, which holds
+  // for the Idefics3 / SmolVLM template family: its literal start ("<|im_start|>" for SmolVLM,
+  // "<|begin_of_text|>" for Idefics3-8B) is read from it, the rest is checked for the markers.
+  for (const char* name : {"chat_template.json", "tokenizer_config.json"}) {
+    const fs::path file = dir / name;
+    if (!fs::is_regular_file(file)) continue;
+    const json j = read_json(file, true);
+    auto it = j.find("chat_template");
+    if (it == j.end() || !it->is_string()) continue;
+    const std::string t = it->get<std::string>();
+    const bool ours = t.find("capitalize") != std::string::npos &&
+                      t.find("<end_of_utterance>") != std::string::npos &&
+                      t.find("'Assistant:'") != std::string::npos &&
+                      t.find("'<image>'") != std::string::npos;
+    if (!ours) {
+      throw InputError({file.string(), 0, "chat_template"},
+                       "not the Idefics3 / SmolVLM chat template (Role:<image>text"
+                       "<end_of_utterance>, generation prompt 'Assistant:')",
+                       "the VQAScore prompt is that template's rendering");
+    }
+    I.turn_start = t.substr(0, t.find('{'));
+    break;
+  }
   for (const char* t : {"<fake_token_around_image>", "<image>", "<global-img>",
                         "<end_of_utterance>", "<|im_start|>"}) {
     if (I.tok->token_id(t) < 0) {

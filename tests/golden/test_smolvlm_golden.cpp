@@ -216,6 +216,13 @@ TEST(SmolVlmGolden, BrokenCheckpointsAreRefusedNamingWhat) {
   }
   {
     BrokenCopy b;
+    b.edit_json("chat_template.json", [](nlohmann::json& j) {
+      j["chat_template"] = "{% for m in messages %}{{ m['content'] }}{% endfor %}";
+    });
+    EXPECT_NE(b.error().find("chat_template"), std::string::npos) << b.error();
+  }
+  {
+    BrokenCopy b;
     auto tensors = read_safetensors_f32(b.dir() / "model.safetensors");
     tensors.erase("model.connector.modality_projection.proj.weight");
     b.write("model.safetensors", encode_safetensors_f32(tensors));
