@@ -190,7 +190,8 @@ void pixel_shuffle(const float* x, int side, int d, int s, float* out) {
 }
 
 // softmax(row)[target] over n logits: max subtracted, the kernels' exp, the sum in float64 in
-// 8 interleaved partial sums added in a fixed order (as gpt2_model.cpp's log_prob).
+// 8 interleaved partial sums added in a fixed order (as gpt2_model.cpp's log_prob), then
+// exp(row[target] - max) / sum.
 double softmax_at(const float* row, int n, int target) {
   float mx = -INFINITY;
   for (int j = 0; j < n; ++j)
@@ -206,7 +207,8 @@ double softmax_at(const float* row, int n, int target) {
   double sum = 0;
   for (double p : part)
     sum += p;
-  return std::exp(static_cast<double>(row[target] - mx)) / sum;
+  // The numerator is the kernels' exp too (no libm call: the same bits on every CPU).
+  return static_cast<double>(e[static_cast<std::size_t>(target)]) / sum;
 }
 
 }  // namespace
