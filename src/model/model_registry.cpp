@@ -8,6 +8,7 @@
 #include "winokit/model/clip_family.hpp"
 #include "winokit/model/flava_family.hpp"
 #include "winokit/model/siglip_model.hpp"
+#include "winokit/model/smolvlm_model.hpp"
 #include "winokit/model/vilt_family.hpp"
 #include "winokit/model/vl_model.hpp"
 
@@ -48,6 +49,18 @@ const std::vector<ModelFamily>& model_families() {
        open_blip,
        {},
        "BLIP uses its own image processor (preprocessor_config.json) and reads vocab.txt from "
+       "its folder"},
+      {"smolvlm",
+       "SmolVLM / Idefics3 (Marafioti et al., 2025): generative, VQAScore: P(Yes) given the image "
+       "and a question",
+       {Ability::PairScores},
+       {},
+       is_smolvlm_checkpoint,
+       open_smolvlm,
+       {{"--preprocess",
+         "split or no-split: image splitting on or off (default: as "
+         "preprocessor_config.json says)"}},
+       "SmolVLM preprocesses as its preprocessor_config.json says and reads tokenizer.json from "
        "its folder"},
       {"clip",
        "CLIP (Radford et al., 2021): ViT or ResNet dual encoder (HF, OpenCLIP, .pt)",

@@ -23,6 +23,7 @@ declare -A FIXTURE=(
   [flava]="$SRC/tests/fixtures/flava/tiny-pretraining"
   [siglip]="$SRC/tests/fixtures/siglip/tiny-a"
   [blip]="$SRC/tests/fixtures/blip/tiny-itm"
+  [smolvlm]="$SRC/tests/golden/smolvlm_tiny/model"
 )
 # what each family can do (pinned)
 declare -A ABILITIES=(
@@ -31,6 +32,7 @@ declare -A ABILITIES=(
   [flava]="pair scores"
   [siglip]="pair scores;image and text embeddings (a dual encoder)"
   [blip]="pair scores"
+  [smolvlm]="pair scores"
 )
 
 # Every registered family has a fixture here.
@@ -63,7 +65,7 @@ cell() {
   fi
 }
 
-for fam in clip vilt flava siglip blip; do
+for fam in clip vilt flava siglip blip smolvlm; do
   M=${FIXTURE[$fam]}
   if [ ! -f "$M/config.json" ]; then
     not_ok "$fam: fixture $M missing"
@@ -104,7 +106,7 @@ expect "a GPT-2 folder as --model points to --lm" 2 "model_type \"gpt2\".*GPT-2 
 # serve: every family can be the game's rival (pair scores), its pool encoded at start-up.
 # shellcheck source=game_server.sh
 . "$SRC/tests/cli/game_server.sh"
-for fam in clip vilt flava siglip blip; do
+for fam in clip vilt flava siglip blip smolvlm; do
   M=${FIXTURE[$fam]}
   [ -f "$M/config.json" ] || continue
   start_game_server "serve-$fam.log" --images wg/images --db "game-$fam.db" --model "$M" --password-cost min
@@ -116,7 +118,7 @@ done
 
 # No model-specific branch outside model/: the commands, benchmarks, reports and the game only
 # know the interface (comments aside).
-FAMILY_NAMES='vilt|flava|siglip|blip|Vilt|Flava|Siglip|Blip|clip_model|clip_family|ClipRuntime|ClipModel|ClipConfig'
+FAMILY_NAMES='vilt|flava|siglip|blip|smolvlm|idefics3|Vilt|Flava|Siglip|Blip|SmolVlm|Idefics3|clip_model|clip_family|ClipRuntime|ClipModel|ClipConfig'
 named=$(grep -nE "$FAMILY_NAMES" "$SRC"/tools/winokit/*.cpp "$SRC"/tools/winokit/*.hpp "$SRC"/src/eval/*.cpp \
   "$SRC"/src/game/*.cpp "$SRC"/src/report/*.cpp "$SRC"/src/data/*.cpp "$SRC"/include/winokit/eval/*.hpp \
   "$SRC"/include/winokit/game/*.hpp "$SRC"/include/winokit/report/*.hpp | grep -v '^\S*:[0-9]*: *//')

@@ -22,8 +22,10 @@
 #include "winokit/model/compute.hpp"
 #include "winokit/model/flava_family.hpp"
 #include "winokit/model/gpt2_model.hpp"
+#include "winokit/model/llama_model.hpp"
 #include "winokit/model/preprocess.hpp"
 #include "winokit/model/siglip_model.hpp"
+#include "winokit/model/smolvlm_model.hpp"
 #include "winokit/model/vilt_family.hpp"
 #include "winokit/model/vilt_model.hpp"
 #include "winokit/model/wordpiece.hpp"
@@ -340,6 +342,85 @@ TEST(DeterminismAllFamilies, BlipItmLogitsAndItcFeatures) {
                     bi.push_back(&ids[static_cast<std::size_t>(i)]);
                   return model.text_features(bi);
                 });
+}
+
+// Llama / Qwen2: the next-token logits of sequences of varied lengths, from position 0 and
+// continuing a shared KV-cached prefix (tests/golden/llama_tiny).
+TEST(DeterminismAllFamilies, LlamaLogitsWithAndWithoutACachedPrefix) {
+  const fs::path dir = fs::path(WINOKIT_SOURCE_DIR) / "tests" / "golden" / "llama_tiny";
+  const auto expected = nlohmann::json::parse(read_file(dir / "expected.json"));
+  std::vector<int> pool;
+  for (const auto& t : expected["texts"])
+    for (int id : t["with_special"])
+      pool.push_back(id);
+  for (const char* name : {"llama", "qwen2"}) {
+    const LlamaModel lm = LlamaModel::load(dir / name);
+    std::vector<std::vector<float>> x;
+    std::vector<int> len;
+    for (int i = 0; i < kItems; ++i) {
+      len.push_back(1 + (i * 7) % 23);
+      const std::vector<int> ids(pool.begin() + i, pool.begin() + i + len.back());
+      x.push_back(lm.embed(ids));
+    }
+    KvCache prefix;
+    const std::vector<float> p = lm.embed({pool[3], pool[5], pool[8]});
+    lm.forward({{p.data(), 3, nullptr, &prefix}}, LogitRows::None);
+    check_batches(
+        std::string(name) + " logits", static_cast<std::size_t>(lm.config().vocab_size),
+        [&](int first, int count) {
+          std::vector<LlamaSequence> seqs;
+          for (int i = first; i < first + count; ++i) {
+            const auto u = static_cast<std::size_t>(i);
+            seqs.push_back({x[u].data(), len[u], i % 3 == 0 ? &prefix : nullptr, nullptr});
+          }
+          return lm.forward(seqs, LogitRows::Last);
+        });
+  }
+}
+
+// SmolVLM: the vision tower + connector per tile, and the logits of questions continuing an
+// image's cached prefix (tests/golden/smolvlm_tiny).
+TEST(DeterminismAllFamilies, SmolVlmImageFeaturesAndQuestionLogits) {
+  const fs::path dir = fs::path(WINOKIT_SOURCE_DIR) / "tests" / "golden" / "smolvlm_tiny";
+  const SmolVlmModel m = SmolVlmModel::load(dir / "model");
+  const SmolVlmTiles tiles = smolvlm_preprocess(
+      decode_image(image_file_request((dir / "images" / "wide.png").string()).read()),
+      m.config().preprocess);
+  const std::size_t tile_floats = tiles.pixels.size() / static_cast<std::size_t>(tiles.count);
+  const std::size_t feature_dim =
+      static_cast<std::size_t>(m.config().image_seq_len) * m.config().text.hidden;
+  check_batches("SmolVLM image features", feature_dim, [&](int first, int count) {
+    SmolVlmTiles t;
+    t.size = tiles.size;
+    t.count = count;
+    for (int i = first; i < first + count; ++i) {
+      const auto at =
+          tiles.pixels.begin() +
+          static_cast<std::ptrdiff_t>(static_cast<std::size_t>(i % tiles.count) * tile_floats);
+      t.pixels.insert(t.pixels.end(), at, at + static_cast<std::ptrdiff_t>(tile_floats));
+    }
+    return m.image_features(t);
+  });
+  const KvCache prefix = m.image_prefix(tiles);
+  const std::vector<std::string> captions = {"a dog", "two red circles and a square",
+                                             "It's 3 apples"};
+  std::vector<std::vector<int>> ids;
+  std::vector<std::vector<float>> x;
+  for (int i = 0; i < kItems; ++i) {
+    ids.push_back(m.question_ids(captions[static_cast<std::size_t>(i) % captions.size()] +
+                                 std::string(static_cast<std::size_t>(i % 4), '!')));
+    x.push_back(m.text_model().embed(ids.back()));
+  }
+  check_batches(
+      "SmolVLM question logits", static_cast<std::size_t>(m.config().text.vocab_size),
+      [&](int first, int count) {
+        std::vector<LlamaSequence> seqs;
+        for (int i = first; i < first + count; ++i) {
+          const auto u = static_cast<std::size_t>(i);
+          seqs.push_back({x[u].data(), static_cast<int>(ids[u].size()), &prefix, nullptr});
+        }
+        return m.text_model().forward(seqs, LogitRows::Last);
+      });
 }
 
 TEST(DeterminismAllFamilies, ProvenanceNamesTheKernels) {

@@ -1,0 +1,523 @@
+#include "winokit/model/hf_tokenizer.hpp"
+
+#include <unicode/uchar.h>
+#include <unicode/unorm2.h>
+
+#include <algorithm>
+#include <array>
+#include <climits>
+
+#include "winokit/core/error.hpp"
+#include "winokit/core/hash.hpp"
+#include "winokit/core/text.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/model/tokenizer.hpp"
+
+namespace winokit {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// GPT-2's pre-token pattern as tokenizer.json files spell it (ByteLevel's built-in regex).
+constexpr const char* kGpt2Pattern =
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+
+// Qwen2's and Llama 3's pattern (the latter with \p{N}{1,3}), as tokenizer.json files spell them.
+constexpr const char* kQwen2Pattern =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+constexpr const char* kLlama3Pattern =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+void append_utf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+// Valid UTF-8 (checked by the caller) to code points.
+std::u32string to_u32(const std::string& s) {
+  std::u32string out;
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const std::size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : 4;
+    char32_t cp = n == 1 ? c : n == 2 ? (c & 0x1F) : n == 3 ? (c & 0x0F) : (c & 0x07);
+    for (std::size_t k = 1; k < n; ++k)
+      cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    out += cp;
+    i += n;
+  }
+  return out;
+}
+std::string to_utf8(const std::u32string& s) {
+  std::string out;
+  for (char32_t c : s)
+    append_utf8(out, c);
+  return out;
+}
+
+bool letter(char32_t c) {
+  return (U_GET_GC_MASK(static_cast<UChar32>(c)) & U_GC_L_MASK) != 0;
+}
+bool number(char32_t c) {
+  return (U_GET_GC_MASK(static_cast<UChar32>(c)) & U_GC_N_MASK) != 0;
+}
+bool space(char32_t c) {  // Unicode White_Space, the regex engines' \s
+  return u_isUWhiteSpace(static_cast<UChar32>(c)) != 0;
+}
+bool newline(char32_t c) {
+  return c == U'\r' || c == U'\n';
+}
+char32_t lower_ascii(char32_t c) {
+  return c >= U'A' && c <= U'Z' ? c + 32 : c;
+}
+
+// The matches of Qwen2's pattern (max_digits 1) or Llama 3's (3), leftmost first, each
+// alternative tried in the pattern's order as a backtracking regex engine does.
+std::vector<std::string> split_qwen(const std::string& text, int max_digits) {
+  const std::u32string t = to_u32(text);
+  const std::size_t n = t.size();
+  std::vector<std::string> out;
+  static const std::u32string kContractions[] = {U"s", U"t", U"re", U"ve", U"m", U"ll", U"d"};
+  auto other = [](char32_t c) { return !space(c) && !letter(c) && !number(c); };
+  std::size_t i = 0;
+  while (i < n) {
+    std::size_t len = 0;
+    if (t[i] == U'\'') {  // (?i:'s|'t|'re|'ve|'m|'ll|'d)
+      for (const auto& c : kContractions) {
+        if (i + 1 + c.size() > n) continue;
+        bool ok = true;
+        for (std::size_t k = 0; k < c.size(); ++k)
+          ok = ok && lower_ascii(t[i + 1 + k]) == c[k];
+        if (ok) {
+          len = 1 + c.size();
+          break;
+        }
+      }
+    }
+    if (len == 0) {  // [^\r\n\p{L}\p{N}]?\p{L}+
+      std::size_t start = 0;
+      if (!newline(t[i]) && !letter(t[i]) && !number(t[i]) && i + 1 < n && letter(t[i + 1])) {
+        start = 1;
+      }
+      if (letter(t[i + start])) {
+        len = start;
+        while (i + len < n && letter(t[i + len]))
+          ++len;
+      }
+    }
+    if (len == 0 && number(t[i])) {  // \p{N}{1,max}
+      while (i + len < n && len < static_cast<std::size_t>(max_digits) && number(t[i + len]))
+        ++len;
+    }
+    if (len == 0) {  //  ?[^\s\p{L}\p{N}]+[\r\n]*
+      std::size_t start = t[i] == U' ' && i + 1 < n && other(t[i + 1]) ? 1 : 0;
+      if (other(t[i + start])) {
+        len = start;
+        while (i + len < n && other(t[i + len]))
+          ++len;
+        while (i + len < n && newline(t[i + len]))
+          ++len;
+      }
+    }
+    if (len == 0) {  // t[i] is white space
+      std::size_t end = i;
+      while (end < n && space(t[end]))
+        ++end;
+      std::size_t last_newline = end;
+      for (std::size_t k = i; k < end; ++k)
+        if (newline(t[k])) last_newline = k;
+      if (last_newline != end) {
+        len = last_newline + 1 - i;  // \s*[\r\n]+
+      } else {
+        len = end - i;  // \s+(?!\S), else \s+
+        if (end < n && len > 1) --len;
+      }
+    }
+    out.push_back(to_utf8(t.substr(i, len)));
+    i += len;
+  }
+  return out;
+}
+
+std::string nfc(const std::string& text) {
+  UErrorCode err = U_ZERO_ERROR;
+  const UNormalizer2* norm = unorm2_getNFCInstance(&err);
+  if (U_FAILURE(err)) throw Error("ICU: no NFC normalizer");
+  std::u16string in;
+  for (char32_t c : to_u32(text)) {
+    if (c >= 0x10000) {
+      in += static_cast<char16_t>(0xD800 + ((c - 0x10000) >> 10));
+      in += static_cast<char16_t>(0xDC00 + ((c - 0x10000) & 0x3FF));
+    } else {
+      in += static_cast<char16_t>(c);
+    }
+  }
+  std::u16string out(in.size() * 3 + 16, u'\0');
+  const int32_t len = unorm2_normalize(
+      norm, reinterpret_cast<const UChar*>(in.data()), static_cast<int32_t>(in.size()),
+      reinterpret_cast<UChar*>(out.data()), static_cast<int32_t>(out.size()), &err);
+  if (U_FAILURE(err)) throw Error("ICU: NFC normalisation failed");
+  out.resize(static_cast<std::size_t>(len));
+  std::u32string u;
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    const char16_t c = out[k];
+    if (c >= 0xD800 && c < 0xDC00 && k + 1 < out.size()) {
+      u += static_cast<char32_t>(0x10000 + ((c - 0xD800) << 10) + (out[k + 1] - 0xDC00));
+      ++k;
+    } else {
+      u += c;
+    }
+  }
+  return to_utf8(u);
+}
+
+// bytes_to_unicode (openai/gpt-2, tokenizers' ByteLevel): printable bytes map to themselves, the
+// rest to 256 + n.
+const std::array<std::string, 256>& byte_table() {
+  static const std::array<std::string, 256> kTable = [] {
+    std::array<std::string, 256> table;
+    char32_t next = 256;
+    for (int b = 0; b < 256; ++b) {
+      const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
+      append_utf8(table[static_cast<std::size_t>(b)],
+                  printable ? static_cast<char32_t>(b) : next++);
+    }
+    return table;
+  }();
+  return kTable;
+}
+
+std::size_t utf8_length(unsigned char c) {
+  return c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : 4;
+}
+
+bool is_blank(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+std::string rank_key(const std::string& a, const std::string& b) {
+  std::string k = a;
+  k += '\0';
+  k += b;
+  return k;
+}
+
+}  // namespace
+
+HfTokenizer HfTokenizer::from_file(const fs::path& tokenizer_json) {
+  const std::string text = read_file(tokenizer_json);
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw InputError({tokenizer_json.string(), 0, ""}, std::string("malformed JSON: ") + e.what());
+  }
+  HfTokenizer tok = from_json(j, tokenizer_json.string());
+  tok.sha256_ = sha256_hex(text);
+  return tok;
+}
+
+HfTokenizer HfTokenizer::from_json(const json& j, const std::string& where) {
+  try {
+    return parse(j, where);
+  } catch (const json::exception& e) {  // a field of the wrong type
+    throw InputError({where, 0, ""}, std::string("unexpected JSON: ") + e.what());
+  }
+}
+
+HfTokenizer HfTokenizer::parse(const json& j, const std::string& where) {
+  auto fail = [&where](const std::string& field, const std::string& problem) {
+    return InputError({where, 0, field}, problem,
+                      "byte-level BPE tokenizers (GPT-2, SmolLM2 / SmolVLM) are supported");
+  };
+  if (!j.is_object()) throw fail("", "expected a JSON object");
+  HfTokenizer tok;
+  tok.sha256_ = sha256_hex(j.dump());
+  const json& model = j.value("model", json());
+  if (!model.is_object() || model.value("type", std::string()) != "BPE") {
+    throw fail("model.type", "not a BPE model");
+  }
+  if (model.value("byte_fallback", false)) throw fail("model.byte_fallback", "not supported");
+  for (const char* f : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+    if (auto it = model.find(f); it != model.end() && !it->is_null() && *it != "") {
+      throw fail(std::string("model.") + f, "not supported");
+    }
+  }
+  tok.ignore_merges_ = model.value("ignore_merges", false);
+  const json& vocab = model.value("vocab", json());
+  if (!vocab.is_object()) throw fail("model.vocab", "expected an object of token: id");
+  for (const auto& [token, id] : vocab.items()) {
+    if (!id.is_number_integer() || id.get<long long>() < 0 || id.get<long long>() > INT_MAX) {
+      throw fail("model.vocab", "bad id for '" + token + "'");
+    }
+    tok.vocab_[token] = id.get<int>();
+    tok.id_to_token_[id.get<int>()] = token;
+  }
+  const json& merges = model.value("merges", json::array());
+  if (!merges.is_array()) throw fail("model.merges", "expected an array");
+  int rank = 0;
+  for (const auto& m : merges) {
+    std::string a, b;
+    if (m.is_string()) {
+      const std::string s = m.get<std::string>();
+      const auto sp = s.find(' ');
+      if (sp == std::string::npos) throw fail("model.merges", "merge '" + s + "' has no space");
+      a = s.substr(0, sp);
+      b = s.substr(sp + 1);
+    } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+      a = m[0].get<std::string>();
+      b = m[1].get<std::string>();
+    } else {
+      throw fail("model.merges", "merge " + std::to_string(rank) + " is malformed");
+    }
+    if (tok.vocab_.find(a + b) == tok.vocab_.end()) {
+      throw fail("model.merges", "merge " + std::to_string(rank) + " ('" + a + "' '" + b +
+                                     "') makes a token outside the vocabulary");
+    }
+    tok.ranks_.emplace(rank_key(a, b), rank++);
+  }
+  for (const auto& symbol : byte_table()) {
+    if (tok.vocab_.find(symbol) == tok.vocab_.end()) {
+      throw fail("model.vocab",
+                 "byte symbol '" + symbol + "' missing: not a byte-level BPE vocabulary");
+    }
+  }
+  if (auto it = j.find("normalizer"); it != j.end() && !it->is_null()) {
+    const std::string type = it->is_object() ? it->value("type", std::string("?")) : "?";
+    if (type != "NFC") throw fail("normalizer", "normalizer " + type + " not supported");
+    tok.nfc_ = true;
+  }
+  // The pre-tokenizer steps, a Sequence flattened.
+  std::vector<json> pending;
+  if (auto it = j.find("pre_tokenizer"); it != j.end() && !it->is_null()) pending.push_back(*it);
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    const json p = pending[i];
+    const std::string type = p.value("type", std::string());
+    if (type == "Sequence") {
+      const json& list = p.value("pretokenizers", json::array());
+      pending.insert(pending.begin() + static_cast<std::ptrdiff_t>(i) + 1, list.begin(),
+                     list.end());
+    } else if (type == "ByteLevel") {
+      tok.steps_.push_back(
+          {Step::Kind::ByteLevel, p.value("add_prefix_space", false), p.value("use_regex", true)});
+    } else if (type == "Digits") {
+      tok.steps_.push_back({Step::Kind::Digits, p.value("individual_digits", false), false});
+    } else if (type == "Split") {
+      const json pattern = p.value("pattern", json::object());
+      const std::string regex = pattern.value("Regex", std::string());
+      if (p.value("behavior", std::string()) != "Isolated" || p.value("invert", false)) {
+        throw fail("pre_tokenizer", "Split " + p.dump() + " not supported");
+      }
+      if (regex == kGpt2Pattern) {
+        tok.steps_.push_back({Step::Kind::SplitGpt2, false, true});
+      } else if (regex == kQwen2Pattern || regex == kLlama3Pattern) {
+        Step st{Step::Kind::SplitQwen, false, true};
+        st.digits = regex == kQwen2Pattern ? 1 : 3;
+        tok.steps_.push_back(st);
+      } else {
+        throw fail("pre_tokenizer", "Split " + p.dump() + " not supported");
+      }
+    } else {
+      throw fail("pre_tokenizer", "pre-tokenizer '" + type + "' not supported");
+    }
+  }
+  if (std::none_of(tok.steps_.begin(), tok.steps_.end(),
+                   [](const Step& s) { return s.kind == Step::Kind::ByteLevel; })) {
+    throw fail("pre_tokenizer", "no ByteLevel pre-tokenizer: not a byte-level BPE tokenizer");
+  }
+  for (const auto& a : j.value("added_tokens", json::array())) {
+    if (!a.is_object() || !a.contains("content") || !a.contains("id") ||
+        !a["content"].is_string() || !a["id"].is_number_integer() || a["content"] == "") {
+      throw fail("added_tokens", "malformed entry " + a.dump());
+    }
+    if (a.value("single_word", false)) {
+      throw fail("added_tokens", "single_word tokens are not supported (" + a.dump() + ")");
+    }
+    Added t{a["content"].get<std::string>(), a["id"].get<int>(), a.value("lstrip", false),
+            a.value("rstrip", false)};
+    tok.id_to_token_[t.id] = t.content;
+    tok.added_.push_back(t);
+  }
+  std::stable_sort(tok.added_.begin(), tok.added_.end(), [](const Added& a, const Added& b) {
+    return a.content.size() > b.content.size();
+  });
+  // The post-processor's template for one sequence.
+  pending.clear();
+  if (auto it = j.find("post_processor"); it != j.end() && !it->is_null()) pending.push_back(*it);
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    const json p = pending[i];
+    const std::string type = p.value("type", std::string());
+    if (type == "Sequence") {
+      const json& list = p.value("processors", json::array());
+      pending.insert(pending.begin() + static_cast<std::ptrdiff_t>(i) + 1, list.begin(),
+                     list.end());
+    } else if (type == "TemplateProcessing") {
+      bool after = false;
+      for (const auto& item : p.value("single", json::array())) {
+        if (item.contains("Sequence")) {
+          after = true;
+        } else if (item.contains("SpecialToken")) {
+          const std::string name = item["SpecialToken"].value("id", std::string());
+          const int id = tok.token_id(name);
+          if (id < 0) throw fail("post_processor", "special token '" + name + "' unknown");
+          (after ? tok.suffix_ids_ : tok.prefix_ids_).push_back(id);
+        }
+      }
+    } else if (type != "ByteLevel") {
+      throw fail("post_processor", "post-processor '" + type + "' not supported");
+    }
+  }
+  return tok;
+}
+
+int HfTokenizer::token_id(const std::string& token) const {
+  for (const auto& a : added_) {
+    if (a.content == token) return a.id;
+  }
+  auto it = vocab_.find(token);
+  return it == vocab_.end() ? -1 : it->second;
+}
+
+std::string HfTokenizer::token(int id) const {
+  auto it = id_to_token_.find(id);
+  return it == id_to_token_.end() ? std::string() : it->second;
+}
+
+std::vector<std::string> HfTokenizer::pre_tokenize(const std::string& text) const {
+  std::vector<std::string> pieces = {text};
+  for (const Step& step : steps_) {
+    std::vector<std::string> next;
+    for (std::string piece : pieces) {
+      switch (step.kind) {
+        case Step::Kind::Digits: {
+          std::string run;
+          bool run_digits = false;
+          for (char c : piece) {
+            const bool digit = c >= '0' && c <= '9';
+            if (!run.empty() && (digit != run_digits || (digit && step.flag))) {
+              next.push_back(run);
+              run.clear();
+            }
+            run += c;
+            run_digits = digit;
+          }
+          if (!run.empty()) next.push_back(run);
+          break;
+        }
+        case Step::Kind::ByteLevel:
+          if (step.flag && (piece.empty() || piece[0] != ' ')) piece.insert(piece.begin(), ' ');
+          if (!step.regex) {
+            next.push_back(piece);
+            break;
+          }
+          [[fallthrough]];
+        case Step::Kind::SplitGpt2:
+          for (auto& p : Gpt2Tokenizer::pre_tokenize(piece))
+            next.push_back(std::move(p));
+          break;
+        case Step::Kind::SplitQwen:
+          for (auto& p : split_qwen(piece, step.digits))
+            next.push_back(std::move(p));
+          break;
+      }
+    }
+    pieces = std::move(next);
+  }
+  return pieces;
+}
+
+std::vector<int> HfTokenizer::bpe_ids(const std::string& piece) const {
+  std::string mapped;
+  std::vector<std::string> word;
+  for (unsigned char b : piece) {
+    word.push_back(byte_table()[b]);
+    mapped += word.back();
+  }
+  if (ignore_merges_) {
+    if (auto it = vocab_.find(mapped); it != vocab_.end()) return {it->second};
+  }
+  // Merge the lowest-ranked adjacent pair (the leftmost of equal ranks) until none has a rank.
+  while (word.size() > 1) {
+    int best_rank = INT_MAX;
+    std::size_t best = 0;
+    for (std::size_t k = 0; k + 1 < word.size(); ++k) {
+      auto it = ranks_.find(rank_key(word[k], word[k + 1]));
+      if (it != ranks_.end() && it->second < best_rank) {
+        best_rank = it->second;
+        best = k;
+      }
+    }
+    if (best_rank == INT_MAX) break;
+    word[best] += word[best + 1];
+    word.erase(word.begin() + static_cast<std::ptrdiff_t>(best) + 1);
+  }
+  std::vector<int> ids;
+  for (const auto& w : word) {
+    auto it = vocab_.find(w);
+    if (it == vocab_.end()) throw Error("tokenizer: '" + w + "' is not in the vocabulary");
+    ids.push_back(it->second);
+  }
+  return ids;
+}
+
+std::vector<int> HfTokenizer::encode(const std::string& text, bool add_special_tokens) const {
+  if (!is_valid_utf8(text)) throw UsageError("text is not valid UTF-8");
+  std::vector<int> ids;
+  if (add_special_tokens) ids = prefix_ids_;
+  auto plain = [&](std::size_t from, std::size_t to) {
+    if (to <= from) return;
+    const std::string part = text.substr(from, to - from);
+    for (const auto& piece : pre_tokenize(nfc_ ? nfc(part) : part)) {
+      for (int id : bpe_ids(piece))
+        ids.push_back(id);
+    }
+  };
+  std::size_t done = 0;  // text before `done` is handled
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const Added* hit = nullptr;
+    for (const auto& a : added_) {  // longest first
+      if (text.compare(i, a.content.size(), a.content) == 0) {
+        hit = &a;
+        break;
+      }
+    }
+    if (!hit) {
+      i += utf8_length(static_cast<unsigned char>(text[i]));
+      continue;
+    }
+    std::size_t left = i, right = i + hit->content.size();
+    if (hit->lstrip) {
+      while (left > done && is_blank(text[left - 1]))
+        --left;
+    }
+    if (hit->rstrip) {
+      while (right < text.size() && is_blank(text[right]))
+        ++right;
+    }
+    plain(done, left);
+    ids.push_back(hit->id);
+    done = i = right;
+  }
+  plain(done, text.size());
+  if (add_special_tokens) ids.insert(ids.end(), suffix_ids_.begin(), suffix_ids_.end());
+  return ids;
+}
+
+}  // namespace winokit

@@ -1,0 +1,204 @@
+// SmolVLM / Idefics3 as a VlModel (the registry's "smolvlm" family): VQAScore pair scores, each
+// image's prompt prefix run once into a KV cache and every caption paired with it continued from
+// there, batch_size captions per forward, all through the pair cache.
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <mutex>
+
+#include "winokit/core/error.hpp"
+#include "winokit/io/image_decode.hpp"
+#include "winokit/model/compute.hpp"
+#include "winokit/model/smolvlm_model.hpp"
+
+namespace winokit {
+
+namespace fs = std::filesystem;
+
+bool is_smolvlm_checkpoint(const fs::path& checkpoint) {
+  const std::string type = checkpoint_model_type(checkpoint);
+  return type == "idefics3" || type == "smolvlm";
+}
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+class SmolVlmVlModel final : public VlModel {
+ public:
+  SmolVlmVlModel(const fs::path& checkpoint, const ModelOptions& options,
+                 const VqaScoreOptions& vqa)
+      : checkpoint_(checkpoint),
+        options_(options),
+        model_(std::make_unique<SmolVlmModel>(SmolVlmModel::load(checkpoint, vqa))) {
+    // Weights, kernels, config, vocabulary and the templates: what a cached score depends on
+    // (the image processor is part of each pair's key).
+    signature_ = "smolvlm-vqascore\n" + model_->weights_id() + "\n" + kernel_version() + "\n" +
+                 model_->config().to_json().dump() + "\n" + model_->tokenizer().sha256() + "\n" +
+                 vqa.question + "\n" + vqa.answer;
+  }
+
+  std::string family() const override { return "smolvlm"; }
+  std::string name() const override { return checkpoint_name(checkpoint_); }
+  std::vector<Ability> abilities() const override { return {Ability::PairScores}; }
+  std::string score_name() const override { return "P(" + model_->options().answer + ")"; }
+
+  nlohmann::json describe() const override {
+    const SmolVlmConfig& c = model_->config();
+    const VqaScoreOptions& o = model_->options();
+    return {{"kind", "smolvlm"},
+            {"family", "smolvlm"},
+            {"model", checkpoint_.string()},
+            {"weights_sha256", model_->weights_id()},
+            {"config", c.to_json()},
+            {"score",
+             "VQAScore: softmax over the whole vocabulary of the next-token logits after "
+             "<|im_start|>User:<image tokens>QUESTION<end_of_utterance>\\nAssistant:, at the "
+             "answer's first token"},
+            {"question_template", o.question},
+            {"answer", o.answer},
+            {"answer_token_id", model_->answer_id()},
+            {"tokenizer",
+             {{"kind", "tokenizer.json byte-level BPE"},
+              {"sha256", model_->tokenizer().sha256()},
+              {"vocab_size", model_->tokenizer().vocab_size()}}},
+            {"preprocess", c.preprocess.to_json()},
+            {"precision", "float32 (weights converted on load)"},
+            {"compute", compute_record()},
+            {"threads", compute_threads()},
+            {"batch_size", options_.batch_size}};
+  }
+
+  std::vector<double> score_pairs(const std::vector<ImageRequest>& images,
+                                  const std::vector<std::string>& captions,
+                                  const std::vector<PairIndex>& pairs,
+                                  EmbedStats* stats) const override {
+    return cached_pair_scores(images, captions, pairs, options_, signature_,
+                              model_->config().preprocess.to_json().dump(), stats,
+                              [&](const std::vector<std::size_t>& misses) {
+                                return compute(images, captions, pairs, misses, stats);
+                              });
+  }
+
+  std::unique_ptr<PreparedImages> prepare_images(
+      const std::vector<ImageRequest>& images) const override;
+
+  KvCache prefix(const ImageRequest& image) const {
+    return model_->image_prefix(decode_image(image.read()));
+  }
+
+  // The captions' scores against one prefix, batch_size per forward.
+  std::vector<double> score_with(const KvCache& prefix,
+                                 const std::vector<std::string>& captions) const {
+    std::vector<double> out;
+    const std::size_t batch = static_cast<std::size_t>(std::max(1, options_.batch_size));
+    for (std::size_t b = 0; b < captions.size(); b += batch) {
+      const std::vector<std::string> part(
+          captions.begin() + static_cast<std::ptrdiff_t>(b),
+          captions.begin() + static_cast<std::ptrdiff_t>(std::min(captions.size(), b + batch)));
+      const std::vector<double> s = model_->answer_probabilities(prefix, part);
+      out.insert(out.end(), s.begin(), s.end());
+    }
+    return out;
+  }
+
+ private:
+  std::vector<double> compute(const std::vector<ImageRequest>& images,
+                              const std::vector<std::string>& captions,
+                              const std::vector<PairIndex>& pairs,
+                              const std::vector<std::size_t>& misses, EmbedStats* stats) const {
+    std::map<std::size_t, std::vector<std::size_t>> by_image;
+    for (std::size_t k = 0; k < misses.size(); ++k)
+      by_image[pairs[misses[k]].second].push_back(k);
+    std::vector<double> out(misses.size());
+    std::size_t done = 0;
+    for (const auto& [image, list] : by_image) {
+      auto t0 = std::chrono::steady_clock::now();
+      const KvCache cache = prefix(images[image]);
+      if (stats) {
+        stats->image_seconds += seconds_since(t0);
+        ++stats->images_computed;
+      }
+      t0 = std::chrono::steady_clock::now();
+      std::vector<std::string> texts;
+      for (std::size_t k : list)
+        texts.push_back(captions[pairs[misses[k]].first]);
+      const std::vector<double> s = score_with(cache, texts);
+      for (std::size_t i = 0; i < list.size(); ++i)
+        out[list[i]] = s[i];
+      if (stats) stats->pair_seconds += seconds_since(t0);
+      done += list.size();
+      if (options_.on_progress) options_.on_progress("pairs", done, misses.size());
+    }
+    return out;
+  }
+
+  fs::path checkpoint_;
+  ModelOptions options_;
+  std::unique_ptr<SmolVlmModel> model_;
+  std::string signature_;
+};
+
+// The pool's image prefixes kept in memory as KV caches; each call continues them with its
+// captions' questions.
+class SmolVlmPreparedImages final : public PreparedImages {
+ public:
+  SmolVlmPreparedImages(const SmolVlmVlModel& model, const std::vector<ImageRequest>& images)
+      : model_(model) {
+    for (const ImageRequest& r : images)
+      caches_.push_back(model_.prefix(r));
+  }
+  std::vector<double> score(const std::vector<std::string>& captions,
+                            const std::vector<PairIndex>& pairs) const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::map<std::size_t, std::vector<std::size_t>> by_image;
+    for (std::size_t p = 0; p < pairs.size(); ++p) {
+      if (pairs[p].first >= captions.size() || pairs[p].second >= caches_.size()) {
+        throw UsageError("SmolVLM: pair index out of range");
+      }
+      by_image[pairs[p].second].push_back(p);
+    }
+    std::vector<double> out(pairs.size());
+    for (const auto& [image, list] : by_image) {
+      std::vector<std::string> texts;
+      for (std::size_t p : list)
+        texts.push_back(captions[pairs[p].first]);
+      const std::vector<double> s = model_.score_with(caches_[image], texts);
+      for (std::size_t i = 0; i < list.size(); ++i)
+        out[list[i]] = s[i];
+    }
+    return out;
+  }
+
+ private:
+  const SmolVlmVlModel& model_;
+  std::vector<KvCache> caches_;
+  mutable std::mutex mutex_;
+};
+
+std::unique_ptr<PreparedImages> SmolVlmVlModel::prepare_images(
+    const std::vector<ImageRequest>& images) const {
+  return std::make_unique<SmolVlmPreparedImages>(*this, images);
+}
+
+}  // namespace
+
+std::unique_ptr<VlModel> open_smolvlm(const fs::path& checkpoint, const ModelOptions& options) {
+  if (!options.head.empty()) {
+    throw UsageError("--head: SmolVLM has one score (VQAScore), no heads to choose from");
+  }
+  VqaScoreOptions vqa;
+  if (options.preprocess == "split") {
+    vqa.image_splitting = 1;
+  } else if (options.preprocess == "no-split") {
+    vqa.image_splitting = 0;
+  } else if (!options.preprocess.empty()) {
+    throw UsageError("--preprocess: SmolVLM takes split or no-split, not '" + options.preprocess +
+                     "'");
+  }
+  return std::make_unique<SmolVlmVlModel>(checkpoint, options, vqa);
+}
+
+}  // namespace winokit

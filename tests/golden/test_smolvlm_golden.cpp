@@ -1,0 +1,235 @@
+// SmolVLM / Idefics3 VQAScore against a standalone PyTorch transcription
+// (tests/fixtures/make_smolvlm_golden.py): the processor's tiles bit for bit (PIL LANCZOS), the
+// prompt's ids exactly, P(Yes) within tolerance, with and without image splitting, two image
+// sizes; the image prefix's KV cache reused across captions and batches bit for bit.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "winokit/core/error.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/image_decode.hpp"
+#include "winokit/io/safetensors.hpp"
+#include "winokit/model/compute.hpp"
+#include "winokit/model/smolvlm_model.hpp"
+#include "winokit/model/vl_model.hpp"
+
+namespace winokit {
+namespace {
+
+const std::string kDir = std::string(WINOKIT_SOURCE_DIR) + "/tests/golden/smolvlm_tiny/";
+// float32 engine against a float64 reference: P(Yes) to 1e-5 absolute, and to 1e-4 relative (the
+// fixture's probabilities range from 1e-6 to 0.06, where an absolute bound alone says little).
+constexpr double kAbsoluteTolerance = 1e-5;
+constexpr double kRelativeTolerance = 1e-4;
+
+nlohmann::json expected() {
+  return nlohmann::json::parse(read_file(kDir + "expected.json"));
+}
+
+DecodedImage image(const std::string& name) {
+  return decode_image(image_file_request(kDir + "images/" + name).read());
+}
+
+TEST(SmolVlmGolden, TilesAreThePytorchProcessorsBitForBit) {
+  const SmolVlmConfig cfg = load_smolvlm_config(kDir + "model");
+  const auto px = read_safetensors_f32(kDir + "pixels.safetensors");
+  for (const auto& c : expected()["cases"]) {
+    SmolVlmPreprocessConfig p = cfg.preprocess;
+    p.do_image_splitting = c["split"].get<bool>();
+    const SmolVlmTiles t = smolvlm_preprocess(image(c["image"]), p);
+    const std::string key = c["image"].get<std::string>().substr(0, 4) == "wide" ? "wide" : "tall";
+    const auto& want = px.at(key + (p.do_image_splitting ? ".split" : ".nosplit"));
+    EXPECT_EQ(t.rows, c["rows"].get<int>());
+    EXPECT_EQ(t.cols, c["cols"].get<int>());
+    EXPECT_EQ(t.count, c["tiles"].get<int>());
+    ASSERT_EQ(t.pixels.size(), want.second.size()) << key;
+    EXPECT_EQ(0, std::memcmp(t.pixels.data(), want.second.data(), t.pixels.size() * sizeof(float)))
+        << key << " split=" << p.do_image_splitting;
+  }
+}
+
+TEST(SmolVlmGolden, PromptIdsAndYesProbabilitiesMatchTheReference) {
+  const nlohmann::json e = expected();
+  const std::vector<std::string> captions = e["captions"];
+  double worst_abs = 0, worst_rel = 0;
+  int ids_checked = 0;
+  for (int split : {1, 0}) {
+    VqaScoreOptions o;
+    o.image_splitting = split;
+    const SmolVlmModel m = SmolVlmModel::load(kDir + "model", o);
+    EXPECT_EQ(m.answer_id(), e["answer_id"].get<int>());
+    for (const auto& c : e["cases"]) {
+      if (c["split"].get<bool>() != (split == 1)) continue;
+      const SmolVlmTiles t = smolvlm_preprocess(image(c["image"]), m.config().preprocess);
+      EXPECT_EQ(m.prefix_ids(t), c["prefix_ids"].get<std::vector<int>>());
+      for (std::size_t i = 0; i < captions.size(); ++i) {
+        EXPECT_EQ(m.question_ids(captions[i]), c["question_ids"][i].get<std::vector<int>>());
+        ++ids_checked;
+      }
+      const KvCache cache = m.image_prefix(t);
+      const std::vector<double> p = m.answer_probabilities(cache, captions);
+      for (std::size_t i = 0; i < captions.size(); ++i) {
+        const double want = c["p_yes"][i].get<double>();
+        worst_abs = std::max(worst_abs, std::abs(p[i] - want));
+        worst_rel = std::max(worst_rel, std::abs(p[i] / want - 1));
+        EXPECT_NEAR(p[i], want, kAbsoluteTolerance) << c["image"] << " " << captions[i];
+        EXPECT_NEAR(p[i] / want, 1.0, kRelativeTolerance) << c["image"] << " " << captions[i];
+      }
+    }
+  }
+  EXPECT_EQ(ids_checked, 12);
+  std::printf("[ smolvlm ] max |P(Yes) - reference| = %.3g, max relative %.3g\n", worst_abs,
+              worst_rel);
+}
+
+TEST(SmolVlmGolden, CachedPrefixBatchesAndThreadsDoNotChangeABit) {
+  const SmolVlmModel m = SmolVlmModel::load(kDir + "model");
+  const std::vector<std::string> captions = expected()["captions"];
+  const KvCache cache = m.image_prefix(image("wide.png"));
+  const std::vector<double> together = m.answer_probabilities(cache, captions);
+  const int threads = compute_threads();
+  set_compute_threads(1);
+  const KvCache again = m.image_prefix(image("wide.png"));
+  for (std::size_t i = 0; i < captions.size(); ++i) {
+    const std::vector<double> alone = m.answer_probabilities(again, {captions[i]});
+    EXPECT_EQ(0, std::memcmp(&alone[0], &together[i], sizeof(double))) << captions[i];
+  }
+  set_compute_threads(threads);
+  // The cache is the prefix's forward: prefix + question in one forward gives the same bits.
+  const SmolVlmTiles t = smolvlm_preprocess(image("wide.png"), m.config().preprocess);
+  std::vector<int> ids = m.prefix_ids(t);
+  const std::vector<int> q = m.question_ids(captions[2]);
+  const std::size_t prefix_len = ids.size();
+  ids.insert(ids.end(), q.begin(), q.end());
+  std::vector<float> x = m.text_model().embed(ids);
+  const std::vector<float> f = m.image_features(t);
+  const std::size_t h = static_cast<std::size_t>(m.config().text.hidden);
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < prefix_len; ++i) {
+    if (ids[i] == m.config().image_token_id) std::memcpy(&x[i * h], &f[h * next++], h * 4);
+  }
+  const std::vector<float> full =
+      m.text_model().forward({{x.data(), static_cast<int>(ids.size()), nullptr, nullptr}});
+  const std::vector<float> cont = m.text_model().forward(
+      {{x.data() + prefix_len * h, static_cast<int>(q.size()), &cache, nullptr}});
+  EXPECT_EQ(0, std::memcmp(full.data(), cont.data(), full.size() * sizeof(float)));
+}
+
+TEST(SmolVlmGolden, TheRegistryOpensItAsAPairScorer) {
+  ModelOptions o;
+  o.use_cache = false;
+  o.batch_size = 2;
+  const std::unique_ptr<VlModel> m = open_model(kDir + "model", o);
+  EXPECT_EQ(m->family(), "smolvlm");
+  EXPECT_EQ(m->score_name(), "P(Yes)");
+  const nlohmann::json e = expected();
+  const std::vector<std::string> captions = e["captions"];
+  const std::vector<ImageRequest> images = {image_file_request(kDir + "images/wide.png"),
+                                            image_file_request(kDir + "images/tall.png")};
+  const std::vector<PairIndex> pairs = {{0, 1}, {2, 0}, {1, 1}, {0, 0}, {2, 1}};
+  const std::vector<double> s = m->score_pairs(images, captions, pairs);
+  auto want = [&](const std::string& img, std::size_t c) {
+    for (const auto& k : e["cases"])
+      if (k["image"] == img && k["split"].get<bool>()) return k["p_yes"][c].get<double>();
+    return -1.0;
+  };
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    const double w = want(pairs[k].second == 0 ? "wide.png" : "tall.png", pairs[k].first);
+    EXPECT_NEAR(s[k] / w, 1.0, kRelativeTolerance) << k;
+  }
+  // The prepared images give the same bits.
+  const auto prepared = m->prepare_images(images);
+  const std::vector<double> again = prepared->score(captions, pairs);
+  EXPECT_EQ(0, std::memcmp(again.data(), s.data(), s.size() * sizeof(double)));
+  ModelOptions bad;
+  bad.preprocess = "tiles";
+  EXPECT_THROW(open_model(kDir + "model", bad), UsageError);
+  o.preprocess = "no-split";
+  const std::unique_ptr<VlModel> unsplit = open_model(kDir + "model", o);
+  const std::vector<double> u = unsplit->score_pairs(images, captions, {{2, 0}});
+  EXPECT_NEAR(u[0] / e["cases"][1]["p_yes"][2].get<double>(), 1.0, kRelativeTolerance);
+}
+
+// A copy of the fixture with one file changed: errors name the file, the field or the tensor.
+class BrokenCopy {
+ public:
+  BrokenCopy() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "winokit-smolvlm-XXXXXX").string();
+    dir_ = ::mkdtemp(tmpl.data());
+    std::filesystem::copy(kDir + "model", dir_, std::filesystem::copy_options::recursive);
+  }
+  ~BrokenCopy() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  void edit_json(const std::string& file, const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = nlohmann::json::parse(read_file(dir_ / file));
+    edit(j);
+    write(file, j.dump());
+  }
+  void write(const std::string& file, const std::string& bytes) {
+    std::ofstream(dir_ / file, std::ios::binary) << bytes;
+  }
+  std::string error() const {
+    try {
+      SmolVlmModel::load(dir_);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  }
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+TEST(SmolVlmGolden, BrokenCheckpointsAreRefusedNamingWhat) {
+  {
+    BrokenCopy b;
+    b.edit_json("config.json", [](nlohmann::json& j) { j["image_token_id"] = 3; });
+    EXPECT_NE(b.error().find("image_token_id"), std::string::npos) << b.error();
+  }
+  {
+    BrokenCopy b;
+    b.edit_json("preprocessor_config.json", [](nlohmann::json& j) { j["resample"] = 3; });
+    EXPECT_NE(b.error().find("resample"), std::string::npos) << b.error();
+  }
+  {
+    BrokenCopy b;
+    b.edit_json("processor_config.json", [](nlohmann::json& j) { j["image_seq_len"] = 64; });
+    EXPECT_NE(b.error().find("image_seq_len"), std::string::npos) << b.error();
+  }
+  {
+    BrokenCopy b;
+    b.edit_json("preprocessor_config.json", [](nlohmann::json& j) { j["do_resize"] = "yes"; });
+    EXPECT_NE(b.error(), "");
+  }
+  {
+    BrokenCopy b;
+    b.edit_json("chat_template.json", [](nlohmann::json& j) {
+      j["chat_template"] = "{% for m in messages %}{{ m['content'] }}{% endfor %}";
+    });
+    EXPECT_NE(b.error().find("chat_template"), std::string::npos) << b.error();
+  }
+  {
+    BrokenCopy b;
+    auto tensors = read_safetensors_f32(b.dir() / "model.safetensors");
+    tensors.erase("model.connector.modality_projection.proj.weight");
+    b.write("model.safetensors", encode_safetensors_f32(tensors));
+    EXPECT_NE(b.error().find("model.connector.modality_projection.proj.weight"), std::string::npos)
+        << b.error();
+  }
+}
+
+}  // namespace
+}  // namespace winokit
