@@ -59,7 +59,14 @@ const std::vector<ModelFamily>& model_families() {
        open_smolvlm,
        {{"--preprocess",
          "split or no-split: image splitting on or off (default: as "
-         "preprocessor_config.json says)"}},
+         "preprocessor_config.json says)"},
+        {"--model-option question",
+         "the question, {} standing for the caption; default t2v_metrics': Does this figure "
+         "show \"{}\"? Please answer yes or no."},
+        {"--model-option answer",
+         "the answer whose first token's probability is the score; "
+         "default Yes"},
+        {"--model-option image-splitting", "true or false, as --preprocess split / no-split"}},
        "SmolVLM preprocesses as its preprocessor_config.json says and reads tokenizer.json from "
        "its folder"},
       {"clip",
@@ -116,6 +123,22 @@ void check_family_options(const ModelFamily& family, const std::filesystem::path
                          " is a " + family.name + " model",
                      family.reads_own);
   }
+  for (const auto& [key, value] : options.settings) {
+    const std::string flag = "--model-option " + key;
+    if (takes(family, flag)) continue;
+    std::string takers, own;
+    for (const ModelFamily& f : model_families())
+      if (takes(f, flag)) takers += (takers.empty() ? "" : ", ") + f.name;
+    for (const auto& o : family.options)
+      if (o.first.rfind("--model-option ", 0) == 0)
+        own += (own.empty() ? "" : ", ") + o.first.substr(15);
+    throw UsageError("--model-option " + key +
+                         (takers.empty() ? ": no model family has this setting"
+                                         : " is for " + takers + " models") +
+                         "; " + checkpoint_name(checkpoint) + " is a " + family.name + " model",
+                     own.empty() ? family.name + " models take no --model-option"
+                                 : family.name + " models take --model-option " + own);
+  }
 }
 
 }  // namespace
@@ -123,6 +146,14 @@ void check_family_options(const ModelFamily& family, const std::filesystem::path
 std::string family_option_help(const std::string& flag) {
   std::string help;
   for (const ModelFamily& f : model_families()) {
+    if (flag == "--model-option") {
+      std::string keys;
+      for (const auto& [name, what] : f.options)
+        if (name.rfind("--model-option ", 0) == 0)
+          keys += (keys.empty() ? "" : ", ") + name.substr(15) + " (" + what + ")";
+      if (!keys.empty()) help += (help.empty() ? "" : "; ") + f.name + ": " + keys;
+      continue;
+    }
     for (const auto& [name, what] : f.options)
       if (name == flag) help += (help.empty() ? "" : "; ") + f.name + ": " + what;
   }

@@ -10,16 +10,35 @@ namespace winokit {
 
 namespace {
 
-// ---- PIL's Resample.c, bicubic ----
+// ---- PIL's Resample.c: bicubic, bilinear and Lanczos filters ----
 constexpr double kBicubicA = -0.5;
-constexpr double kBicubicSupport = 2.0;
 constexpr int kPrecisionBits = 32 - 8 - 2;
+constexpr double kPi = 3.14159265358979323846;
 
 double bicubic(double x) {
   if (x < 0.0) x = -x;
   if (x < 1.0) return ((kBicubicA + 2.0) * x - (kBicubicA + 3.0)) * x * x + 1;
   if (x < 2.0) return (((x - 5) * x + 8) * x - 4) * kBicubicA;
   return 0.0;
+}
+double bilinear(double x) {
+  if (x < 0.0) x = -x;
+  if (x < 1.0) return 1.0 - x;
+  return 0.0;
+}
+double sinc(double x) {
+  if (x == 0.0) return 1.0;
+  x *= kPi;
+  return std::sin(x) / x;
+}
+double lanczos(double x) {  // a = 3
+  return (-3.0 <= x && x < 3.0) ? sinc(x) * sinc(x / 3.0) : 0.0;
+}
+double filter_support(PilFilter f) {
+  return f == PilFilter::Bilinear ? 1.0 : f == PilFilter::Bicubic ? 2.0 : 3.0;
+}
+double filter_value(PilFilter f, double x) {
+  return f == PilFilter::Bilinear ? bilinear(x) : f == PilFilter::Bicubic ? bicubic(x) : lanczos(x);
 }
 
 struct Coefficients {
@@ -30,11 +49,11 @@ struct Coefficients {
 };
 
 // precompute_coeffs() of PIL, for the box [in0, in1) of an axis of length in_size.
-Coefficients coefficients(int in_size, double in0, double in1, int out_size) {
+Coefficients coefficients(int in_size, double in0, double in1, int out_size, PilFilter filter) {
   Coefficients c;
   const double scale = (in1 - in0) / out_size;
   const double filterscale = scale < 1.0 ? 1.0 : scale;
-  const double support = kBicubicSupport * filterscale;
+  const double support = filter_support(filter) * filterscale;
   c.ksize = static_cast<int>(std::ceil(support)) * 2 + 1;
   c.bounds.resize(static_cast<std::size_t>(out_size) * 2);
   c.weights.assign(static_cast<std::size_t>(out_size) * c.ksize, 0.0);
@@ -49,7 +68,7 @@ Coefficients coefficients(int in_size, double in0, double in1, int out_size) {
     double* k = &c.weights[static_cast<std::size_t>(xx) * c.ksize];
     double ww = 0.0;
     for (int x = 0; x < xmax; ++x) {
-      const double w = bicubic((x + xmin - center + 0.5) * ss);
+      const double w = filter_value(filter, (x + xmin - center + 0.5) * ss);
       k[x] = w;
       ww += w;
     }
@@ -151,11 +170,11 @@ Plane resample_vertical(const Plane& in, int out_h, const Coefficients& c, int s
 }
 
 // ImagingResampleInner for 8-bit images.
-Plane resample(const Plane& in, int out_w, int out_h) {
+Plane resample(const Plane& in, int out_w, int out_h, PilFilter filter) {
   const bool need_h = out_w != in.w;
   const bool need_v = out_h != in.h;
-  Coefficients ch = coefficients(in.w, 0.0, in.w, out_w);
-  Coefficients cv = coefficients(in.h, 0.0, in.h, out_h);
+  Coefficients ch = coefficients(in.w, 0.0, in.w, out_w, filter);
+  Coefficients cv = coefficients(in.h, 0.0, in.h, out_h, filter);
   const int first = cv.bounds[0];
   const int last = cv.bounds[static_cast<std::size_t>(out_h) * 2 - 2] +
                    cv.bounds[static_cast<std::size_t>(out_h) * 2 - 1];
@@ -176,7 +195,8 @@ Plane resample(const Plane& in, int out_w, int out_h) {
 std::vector<std::int32_t> resample_wide(const std::vector<std::int32_t>& in, int w, int h,
                                         int out_w, int out_h) {
   auto round_up = [](double f) { return static_cast<std::int32_t>(f >= 0.0 ? f + 0.5 : f - 0.5); };
-  Coefficients ch = coefficients(w, 0.0, w, out_w), cv = coefficients(h, 0.0, h, out_h);
+  Coefficients ch = coefficients(w, 0.0, w, out_w, PilFilter::Bicubic),
+               cv = coefficients(h, 0.0, h, out_h, PilFilter::Bicubic);
   std::vector<std::int32_t> tmp(static_cast<std::size_t>(out_w) * h);
   const bool need_h = out_w != w, need_v = out_h != h;
   if (need_h) {
@@ -298,10 +318,12 @@ DecodedImage to_rgb(const DecodedImage& im) {
   return out;
 }
 
-DecodedImage pil_resize(const DecodedImage& im, int out_w, int out_h) {
+DecodedImage pil_resize(const DecodedImage& im, int out_w, int out_h, PilFilter filter) {
   if (out_w == im.width && out_h == im.height) return im;
   if (im.mode == PixelMode::P) return nearest(im, out_w, out_h);
   if (im.mode == PixelMode::I) {
+    if (filter != PilFilter::Bicubic)
+      throw Error("pil_resize: 32-bit images are resized bicubic only");
     DecodedImage out = im;
     out.width = out_w;
     out.height = out_h;
@@ -320,7 +342,7 @@ DecodedImage pil_resize(const DecodedImage& im, int out_w, int out_h) {
         p[b] = muldiv255(p[b], a);
     }
   }
-  Plane r = resample(in, out_w, out_h);
+  Plane r = resample(in, out_w, out_h, filter);
   if (alpha) {  // back to straight alpha
     const std::size_t m = static_cast<std::size_t>(out_w) * out_h;
     for (std::size_t i = 0; i < m; ++i) {

@@ -198,6 +198,30 @@ std::unique_ptr<VlModel> open_smolvlm(const fs::path& checkpoint, const ModelOpt
     throw UsageError("--preprocess: SmolVLM takes split or no-split, not '" + options.preprocess +
                      "'");
   }
+  // --model-option KEY=VALUE (the registry has checked the keys).
+  for (const auto& [key, value] : options.settings) {
+    if (key == "question") {
+      if (value.find("{}") == std::string::npos) {
+        throw UsageError("--model-option question=" + value + ": no {} for the caption",
+                         "e.g. --model-option 'question=Does this figure show \"{}\"? Please "
+                         "answer yes or no.'");
+      }
+      vqa.question = value;
+    } else if (key == "answer") {
+      if (value.empty()) throw UsageError("--model-option answer= needs an answer (e.g. Yes)");
+      vqa.answer = value;
+    } else if (key == "image-splitting") {
+      if (value != "true" && value != "false") {
+        throw UsageError("--model-option image-splitting takes true or false, not '" + value + "'");
+      }
+      const int want = value == "true" ? 1 : 0;
+      if (vqa.image_splitting != -1 && vqa.image_splitting != want) {
+        throw UsageError("--model-option image-splitting=" + value + " contradicts --preprocess " +
+                         options.preprocess);
+      }
+      vqa.image_splitting = want;
+    }
+  }
   return std::make_unique<SmolVlmVlModel>(checkpoint, options, vqa);
 }
 

@@ -50,67 +50,6 @@ int read_int(const json& j, const char* name, int fallback, const std::string& w
   return it->get<int>();
 }
 
-// ---- Pillow's Resample.c: LANCZOS (a = 3) on 8-bit images ----
-constexpr int kPrecisionBits = 32 - 8 - 2;
-constexpr double kLanczosSupport = 3.0;
-constexpr double kPi = 3.14159265358979323846;
-
-double sinc(double x) {
-  if (x == 0.0) return 1.0;
-  x *= kPi;
-  return std::sin(x) / x;
-}
-double lanczos(double x) {
-  return (-kLanczosSupport <= x && x < kLanczosSupport) ? sinc(x) * sinc(x / kLanczosSupport) : 0.0;
-}
-
-struct Coeffs {
-  int ksize = 0;
-  std::vector<int> bounds;  // per output: first input, count
-  std::vector<std::int32_t> k;
-};
-
-// precompute_coeffs + normalize_coeffs_8bpc of Pillow.
-Coeffs lanczos_coefficients(int in_size, int out_size) {
-  Coeffs c;
-  const double scale = static_cast<double>(in_size) / out_size;
-  const double filterscale = scale < 1.0 ? 1.0 : scale;
-  const double support = kLanczosSupport * filterscale;
-  c.ksize = static_cast<int>(std::ceil(support)) * 2 + 1;
-  c.bounds.resize(static_cast<std::size_t>(out_size) * 2);
-  c.k.assign(static_cast<std::size_t>(out_size) * static_cast<std::size_t>(c.ksize), 0);
-  std::vector<double> w(static_cast<std::size_t>(c.ksize));
-  for (int xx = 0; xx < out_size; ++xx) {
-    const double center = (xx + 0.5) * scale;
-    const double ss = 1.0 / filterscale;
-    int xmin = static_cast<int>(center - support + 0.5);
-    if (xmin < 0) xmin = 0;
-    int xmax = static_cast<int>(center + support + 0.5);
-    if (xmax > in_size) xmax = in_size;
-    xmax -= xmin;
-    double ww = 0.0;
-    for (int x = 0; x < xmax; ++x) {
-      w[static_cast<std::size_t>(x)] = lanczos((x + xmin - center + 0.5) * ss);
-      ww += w[static_cast<std::size_t>(x)];
-    }
-    for (int x = 0; x < xmax; ++x) {
-      double v = w[static_cast<std::size_t>(x)];
-      if (ww != 0.0) v /= ww;
-      const double f = v * (1 << kPrecisionBits);
-      c.k[static_cast<std::size_t>(xx) * static_cast<std::size_t>(c.ksize) +
-          static_cast<std::size_t>(x)] = static_cast<std::int32_t>(v < 0 ? -0.5 + f : 0.5 + f);
-    }
-    c.bounds[static_cast<std::size_t>(xx) * 2] = xmin;
-    c.bounds[static_cast<std::size_t>(xx) * 2 + 1] = xmax;
-  }
-  return c;
-}
-
-inline std::uint8_t clip8(std::int32_t v) {
-  v >>= kPrecisionBits;
-  return static_cast<std::uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v);
-}
-
 DecodedImage crop(const DecodedImage& im, int x0, int y0, int x1, int y1) {
   DecodedImage out;
   out.width = x1 - x0;
@@ -215,61 +154,7 @@ double softmax_at(const float* row, int n, int target) {
 
 DecodedImage pil_resize_lanczos(const DecodedImage& rgb, int width, int height) {
   if (rgb.mode != PixelMode::RGB) throw Error("pil_resize_lanczos: RGB images only");
-  if (width == rgb.width && height == rgb.height) return rgb;
-  constexpr int ch = 3;
-  const Coeffs cv = lanczos_coefficients(rgb.height, height);
-  const Coeffs chz = lanczos_coefficients(rgb.width, width);
-  // Pillow: the horizontal pass first, over the rows the vertical pass reads.
-  DecodedImage cur = rgb;
-  int shift = 0;
-  if (width != rgb.width) {
-    const int first = height != rgb.height ? cv.bounds[0] : 0;
-    const int last = height != rgb.height ? cv.bounds[static_cast<std::size_t>(height) * 2 - 2] +
-                                                cv.bounds[static_cast<std::size_t>(height) * 2 - 1]
-                                          : rgb.height;
-    DecodedImage out;
-    out.width = width;
-    out.height = last - first;
-    out.pixels.resize(static_cast<std::size_t>(width) * out.height * ch);
-    for (int y = first; y < last; ++y) {
-      const std::uint8_t* src = &rgb.pixels[static_cast<std::size_t>(y) * rgb.width * ch];
-      std::uint8_t* dst = &out.pixels[static_cast<std::size_t>(y - first) * width * ch];
-      for (int xx = 0; xx < width; ++xx) {
-        const int xmin = chz.bounds[static_cast<std::size_t>(xx) * 2];
-        const int xmax = chz.bounds[static_cast<std::size_t>(xx) * 2 + 1];
-        const std::int32_t* k = &chz.k[static_cast<std::size_t>(xx) * chz.ksize];
-        for (int b = 0; b < ch; ++b) {
-          std::int32_t ss = 1 << (kPrecisionBits - 1);
-          for (int x = 0; x < xmax; ++x)
-            ss += src[static_cast<std::size_t>(x + xmin) * ch + b] * k[x];
-          dst[static_cast<std::size_t>(xx) * ch + b] = clip8(ss);
-        }
-      }
-    }
-    cur = std::move(out);
-    shift = first;
-  }
-  if (height != rgb.height) {
-    DecodedImage out;
-    out.width = cur.width;
-    out.height = height;
-    const std::size_t stride = static_cast<std::size_t>(cur.width) * ch;
-    out.pixels.resize(stride * height);
-    for (int yy = 0; yy < height; ++yy) {
-      const int ymin = cv.bounds[static_cast<std::size_t>(yy) * 2] - shift;
-      const int ymax = cv.bounds[static_cast<std::size_t>(yy) * 2 + 1];
-      const std::int32_t* k = &cv.k[static_cast<std::size_t>(yy) * cv.ksize];
-      for (std::size_t i = 0; i < stride; ++i) {
-        std::int32_t ss = 1 << (kPrecisionBits - 1);
-        for (int y = 0; y < ymax; ++y)
-          ss += cur.pixels[static_cast<std::size_t>(y + ymin) * stride + i] * k[y];
-        out.pixels[static_cast<std::size_t>(yy) * stride + i] = clip8(ss);
-      }
-    }
-    cur = std::move(out);
-  }
-  cur.mode = PixelMode::RGB;
-  return cur;
+  return pil_resize(rgb, width, height, PilFilter::Lanczos);
 }
 
 SmolVlmTiles smolvlm_preprocess(const DecodedImage& image, const SmolVlmPreprocessConfig& p) {

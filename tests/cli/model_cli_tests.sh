@@ -62,5 +62,18 @@ expect "NaN weights: embed writes nothing" 2 "not finite" -- "$WINOKIT" embed --
 expect "logit_scale 1000: exit 2 naming the model and the example" 2 "tiny-hot-openclip.*non-finite score for example 0" -- "$WINOKIT" eval --data syn --model "$FIX/tiny-hot-openclip" --no-cache --scores-out hot.jsonl
 [ ! -e hot.jsonl ] && ok "huge logit_scale wrote nothing" || not_ok "huge logit_scale wrote nothing"
 
+# --- --model-option KEY=VALUE: a family's settings (SmolVLM's VQAScore question, answer, image
+# splitting), refused by the families that do not declare them ---
+SMOL="$SRC/tests/golden/smolvlm_tiny/model"
+expect "smolvlm with the default question" 0 "N = 6" -- "$WINOKIT" eval --data syn --model "$SMOL" --no-cache --bootstrap 20 --scores-out smol-default.jsonl --json smol-default.json
+expect "smolvlm with another question and no image splitting" 0 "N = 6" -- "$WINOKIT" eval --data syn --model "$SMOL" --no-cache --bootstrap 20 --model-option 'question=Is this "{}"? Answer yes or no.' --model-option image-splitting=false --scores-out smol-q.jsonl --json smol-q.json
+if [ -s smol-q.jsonl ] && ! cmp -s smol-default.jsonl smol-q.jsonl; then ok "another question gives other scores"; else not_ok "another question gives other scores"; fi
+grep -q 'Is this \\"{}\\"? Answer yes or no.' smol-q.json && grep -q '"do_image_splitting": false' smol-q.json && ok "the report names the question and the splitting" || not_ok "the report names the question and the splitting" "$(grep -o '"question_template[^,]*\|"do_image_splitting[^,]*' smol-q.json | head -3)"
+expect "a question without {} is refused" 2 "no \{\} for the caption" -- "$WINOKIT" eval --data syn --model "$SMOL" --no-cache --model-option question=Why
+expect "image-splitting takes true or false" 2 "true or false" -- "$WINOKIT" eval --data syn --model "$SMOL" --no-cache --model-option image-splitting=maybe
+expect "a setting without = is refused" 2 "expected KEY=VALUE" -- "$WINOKIT" eval --data syn --model "$SMOL" --no-cache --model-option answer
+expect "a CLIP refuses SmolVLM's setting with the one message" 2 "--model-option question is for smolvlm models.*clip model" -- "$WINOKIT" eval --data syn --model "$FIX/tiny-rn-openclip" --no-cache --model-option 'question={}?'
+expect "an unknown setting is named" 2 "--model-option colour: no model family has this setting" -- "$WINOKIT" eval --data syn --model "$SMOL" --no-cache --model-option colour=red
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

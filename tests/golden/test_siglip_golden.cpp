@@ -588,9 +588,18 @@ TEST(SiglipAdapter, RefusesOptionsItHasNoUseFor) {
   };
   ModelOptions p;
   p.preprocess = "hf";
-  EXPECT_NE(message(p).find("--preprocess is for clip models; tiny-a is a siglip model"),
-            std::string::npos)
+  // The families that take --preprocess are named (CLIP's among them), then this one.
+  EXPECT_NE(message(p).find("--preprocess is for "), std::string::npos) << message(p);
+  EXPECT_NE(message(p).find("clip models; tiny-a is a siglip model"), std::string::npos)
       << message(p);
+  ModelOptions s;
+  s.settings = {{"answer", "Yes"}};
+  EXPECT_NE(
+      message(s).find("--model-option answer is for smolvlm models; tiny-a is a siglip model"),
+      std::string::npos)
+      << message(s);
+  EXPECT_NE(message(s).find("siglip models take no --model-option"), std::string::npos)
+      << message(s);
   ModelOptions t;
   t.tokenizer = "vocab.json";
   EXPECT_NE(message(t).find("--tokenizer"), std::string::npos) << message(t);

@@ -325,6 +325,11 @@ void ModelFlags::add_to(CLI::App& app, bool required) {
       "Override the checkpoint's image pipeline (" + family_option_help("--preprocess") + ")");
   app.add_option("--tokenizer", tokenizer,
                  "Tokenizer to use (" + family_option_help("--tokenizer") + ")");
+  app.add_option(
+         "--model-option", model_options,
+         "A family's setting KEY=VALUE, repeatable (" + family_option_help("--model-option") + ")")
+      ->take_all()
+      ->allow_extra_args(false);
   shard.add_to(app);
 }
 
@@ -336,6 +341,14 @@ ModelOptions ModelFlags::options() const {
   o.preprocess = preprocess;
   o.tokenizer = tokenizer;
   o.head = head;
+  for (const std::string& kv : model_options) {
+    const std::size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw UsageError("--model-option " + kv + ": expected KEY=VALUE",
+                       "`winokit models` lists each family's settings");
+    }
+    o.settings.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
   if (!quiet_progress) {
     o.on_progress = progress_bar();
     if (!shard.shard.empty()) {  // each shard says which it is

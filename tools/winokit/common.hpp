@@ -119,6 +119,7 @@ namespace winokit::cli {
 // Flags of every subcommand that runs a model (any registered family).
 struct ModelFlags {
   std::string model, tokenizer, preprocess, cache_dir, head;
+  std::vector<std::string> model_options;  // --model-option KEY=VALUE
   int threads = 0;
   int batch_size = 32;
   bool no_cache = false;

@@ -26,8 +26,13 @@ namespace winokit {
 
 // PIL's convert("RGB").
 DecodedImage to_rgb(const DecodedImage& image);
-// PIL's Image.resize(size, BICUBIC) (NEAREST for palette images, premultiplied for RGBA / LA).
-DecodedImage pil_resize(const DecodedImage& image, int width, int height);
+// PIL's resampling filters, numbered as Image.Resampling.
+enum class PilFilter { Lanczos = 1, Bilinear = 2, Bicubic = 3 };
+// PIL's Image.resize(size, filter) on 8-bit images (Resample.c: 22-bit fixed-point coefficients,
+// the horizontal pass over the rows the vertical one reads, each pass rounded to uint8; NEAREST
+// for palette images, premultiplied for RGBA / LA; 32-bit images bicubic only).
+DecodedImage pil_resize(const DecodedImage& image, int width, int height,
+                        PilFilter filter = PilFilter::Bicubic);
 
 std::vector<float> preprocess(const DecodedImage& image, const PreprocessConfig& config);
 

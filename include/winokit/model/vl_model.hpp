@@ -71,6 +71,10 @@ struct ModelOptions {
   std::string preprocess;  // CLIP: a preprocessing pipeline name
   std::string tokenizer;   // CLIP: a tokenizer file or folder
   std::string head;        // one of heads(); empty: the family's default
+  // --model-option KEY=VALUE, in the order given: settings a family declares in its options
+  // table as "--model-option KEY" (SmolVLM's question and answer templates...); open_model
+  // refuses a KEY the family does not declare.
+  std::vector<std::pair<std::string, std::string>> settings;
   // Called as work progresses: stage ("images", "captions", "pairs"), done, total.
   std::function<void(const std::string&, std::size_t, std::size_t)> on_progress;
 };
@@ -224,9 +228,10 @@ struct ModelFamily {
   // an OpenCLIP config, a .pt archive...
   std::function<bool(const std::filesystem::path&)> recognises;
   std::function<std::unique_ptr<VlModel>(const std::filesystem::path&, const ModelOptions&)> open;
-  // The family-specific ModelOptions it takes, as {flag, help}: {"--preprocess", "hf or openai"}.
-  // open_model refuses the others (--preprocess, --tokenizer) before open() is called, with
-  // `reads_own` as the hint: where the family takes its preprocessing and tokenizer from.
+  // The family-specific ModelOptions it takes, as {flag, help}: {"--preprocess", "hf or openai"},
+  // {"--model-option answer", "..."} for a setting KEY. open_model refuses the others
+  // (--preprocess, --tokenizer, --model-option KEY) before open() is called, with `reads_own` as
+  // the hint: where the family takes its preprocessing and tokenizer from.
   std::vector<std::pair<std::string, std::string>> options = {};
   std::string reads_own = {};
 };
@@ -235,6 +240,7 @@ const std::vector<ModelFamily>& model_families();
 // The family of a checkpoint; UsageError naming the registered families when none recognises it.
 const ModelFamily& find_model_family(const std::filesystem::path& checkpoint);
 // The families that take `flag` ("--preprocess") and what it means for each: "clip: hf or openai".
+// For "--model-option": every family's settings, "smolvlm: question (...), answer (...)".
 std::string family_option_help(const std::string& flag);
 // Opens any registered model: the family is picked from the checkpoint; a family-specific option
 // the family does not take is refused here (UsageError: "--preprocess is for clip models; ...").
