@@ -46,8 +46,10 @@ json Moderation::report(const Session& s, std::int64_t round_id, const std::stri
       db_int(store.run(Stmt::count_round_reporters, {round_id}).at(0)[0]);
   const bool hidden = s.admin || reporters >= kReportersToHide;
   if (hidden) store.run(Stmt::hide_round, {round_id});
-  // The reporter is not given it again while the report is pending (select_held_assignment and
-  // select_solvable_rounds skip rounds they reported).
+  // The reporter is not given it again, even once an admin restores it (select_held_assignment
+  // and select_solvable_rounds skip rounds they reported), and their unsolved slot is freed for
+  // another solver.
+  store.run(Stmt::delete_unsolved_assignment, {round_id, s.user_id});
   tx.commit();
   return {{"report", db_int(id.at(0)[0])}, {"hidden", hidden}};
 }
