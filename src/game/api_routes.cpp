@@ -183,7 +183,7 @@ void GameServer::Impl::routes() {
        const Session se = session_of(req, true);
        const std::string cue = string_field(body, "cue");
        json j = game.submit_round(se, id, cue,
-                                 names_of(string_list(body, "associations"), game.image_ids()));
+                                  names_of(string_list(body, "associations"), game.image_ids()));
        hide_names(j, game.image_ids());
        send_json(res, 200, j);
      });

@@ -133,7 +133,8 @@ std::shared_ptr<const std::string> Game::thumbnail(const std::string& name, int 
     throw GameError(GameErrorKind::Invalid, "bad_size", "w is 160, 320 or 640");
   }
   const auto it = impl_->pool.find(name);
-  if (it == impl_->pool.end()) throw GameError(GameErrorKind::NotFound, "not_found", "no such image");
+  if (it == impl_->pool.end())
+    throw GameError(GameErrorKind::NotFound, "not_found", "no such image");
   const auto key = std::make_pair(name, side);
   {
     std::lock_guard<std::mutex> lock(impl_->thumbs_mutex);

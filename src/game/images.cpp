@@ -3,8 +3,8 @@
 #include <sodium.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <csetjmp>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -190,9 +190,9 @@ std::string image_thumbnail(const std::filesystem::path& file, int side) {
     ow = std::max(1, static_cast<int>(static_cast<long long>(im.width) * side / shorter));
     oh = std::max(1, static_cast<int>(static_cast<long long>(im.height) * side / shorter));
   }
-  return encode_jpeg(ow == im.width && oh == im.height ? rgb
-                                                       : resize_area(rgb, im.width, im.height, ow, oh),
-                     ow, oh);
+  return encode_jpeg(
+      ow == im.width && oh == im.height ? rgb : resize_area(rgb, im.width, im.height, ow, oh), ow,
+      oh);
 }
 
 }  // namespace winokit

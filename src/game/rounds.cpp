@@ -316,7 +316,8 @@ json Rounds::new_round(const Session& s) {
                                                    std::int64_t{qualification}});
   const std::int64_t id = db_int(rows.at(0)[0]);
   tx.commit();
-  return {{"id", id}, {"candidates", names}, {"qualification", qualification}, {"creator", creator}};
+  return {
+      {"id", id}, {"candidates", names}, {"qualification", qualification}, {"creator", creator}};
 }
 
 json Rounds::submit_round(const Session& s, std::int64_t round_id, const std::string& cue,
@@ -379,10 +380,12 @@ json Rounds::Impl::nothing_to_solve(Store& store, std::int64_t user_id) {
                    ". New associations from other players will appear here.";
   } else {
     j["next"] = "create";
-    j["message"] = std::string("nothing to solve right now: you have solved every open "
-                               "association (or its solvers are taken). Create one") +
-                   (cstate == "failed" ? " \u2014 a new qualification attempt with new images" : "") +
-                   "; other players will solve it.";
+    j["message"] =
+        std::string(
+            "nothing to solve right now: you have solved every open "
+            "association (or its solvers are taken). Create one") +
+        (cstate == "failed" ? " \u2014 a new qualification attempt with new images" : "") +
+        "; other players will solve it.";
   }
   return j;
 }

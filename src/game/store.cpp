@@ -174,8 +174,7 @@ const std::vector<Statement> kStatements = {
      "a.solved_at IS NOT NULL))",
      nullptr},
     {Stmt::delete_unsolved_assignment, "delete_unsolved_assignment",
-     "DELETE FROM assignments WHERE round_id = ? AND solver_id = ? AND solved_at IS NULL",
-     nullptr},
+     "DELETE FROM assignments WHERE round_id = ? AND solver_id = ? AND solved_at IS NULL", nullptr},
     {Stmt::leaderboard_spymasters, "leaderboard_spymasters",
      "SELECT u.name, COUNT(*), AVG(r.fool_score), AVG(r.solvable_score), SUM(r.bonus) FROM "
      "rounds r JOIN users u ON u.id = r.creator_id WHERE r.state = 'complete' AND "

@@ -27,7 +27,7 @@ class ImageIds {
  public:
   ImageIds() = default;
   ImageIds(const std::vector<std::string>& names, const std::string& key);
-  std::string id_of(const std::string& name) const;  // "" for a name not in the pool
+  std::string id_of(const std::string& name) const;         // "" for a name not in the pool
   const std::string* name_of(const std::string& id) const;  // nullptr for an unknown id
 
  private:
