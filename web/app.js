@@ -151,8 +151,10 @@ function waitPanel(seq, message, again, ...links) {
 function rerun(view) { ++navSeq; view(); }
 
 // The in-page report form (no prompt()) for association `id`; `done` runs after a report.
+let reportForms = 0;
 function reportControls(id, done) {
-  const reason = el('textarea', { id: 'report-reason-' + id, rows: 2, maxlength: 500 });
+  const fieldId = 'report-reason-' + (++reportForms);
+  const reason = el('textarea', { id: fieldId, rows: 2, maxlength: 500 });
   const err = errorBox();
   const send = el('button', { class: 'primary', type: 'submit', text: 'Send the report' });
   const open = el('button', { class: 'secondary', type: 'button', 'data-report': String(id), text: 'Report this association', on: { click: () => {
@@ -168,7 +170,7 @@ function reportControls(id, done) {
       } catch (e) { showError(err, e.message); }
     });
   } } },
-    el('label', { class: 'field', for: 'report-reason-' + id, text: 'Why should this association be hidden? (offensive, not a real association, ...)' }), reason,
+    el('label', { class: 'field', for: fieldId, text: 'Why should this association be hidden? (offensive, not a real association, ...)' }), reason,
     send,
     el('button', { class: 'secondary', type: 'button', text: 'Cancel', on: { click: () => { form.hidden = true; open.hidden = false; open.focus(); } } }),
     err);

@@ -154,11 +154,12 @@ call "wrong method" anon DELETE /api/status ''
 call "bad id" spy POST /api/solve/1234567890123456789 '{"picks":[]}'
 call "logout" spy POST /api/logout '{}'
 call "me after logout" spy GET /api/me ''
-# What clients received (everything above, before the export) never names an image.
+# What clients received never names an image (the admins' CSV export aside).
+awk '/^=== /{skip = ($0 ~ /^=== export/); next} !skip' "$OUT" > replies.txt
 leaked=0
 for f in syn/images/*; do
   n=$(basename "$f"); n=${n%.*}
-  if grep -v '^===' "$OUT" | grep -q -- "$n"; then echo "LEAK: $n is named in a reply" >> "$OUT"; leaked=1; fi
+  if grep -q -- "$n" replies.txt; then echo "LEAK: $n is named in a reply" >> "$OUT"; leaked=1; fi
 done
 [ $leaked = 0 ] && echo "=== no image name in any reply" >> "$OUT"
 "$WINOKIT" game export --db game.db --min-solvable 0 >> "$OUT" 2>&1

@@ -109,8 +109,8 @@ TEST_F(HttpGame, PlaysARoundOverHttp) {
   // No reply names an image: ids only (the names are the concepts in WinoGAViL's pools).
   const std::string me = get(spy, "/api/me")->body;
   for (const auto& entry : game_->pool()) {
-    for (const std::string* body : {&draft->body, &sub->body, &task->body, &solved->body, &me})
-      EXPECT_EQ(body->find(entry.first), std::string::npos) << entry.first << " in " << *body;
+    for (const std::string& body : {draft->body, sub->body, task->body, solved->body, me})
+      EXPECT_EQ(body.find(entry.first), std::string::npos) << entry.first << " in " << body;
   }
   // A name where an id belongs matches no candidate (and the error does not echo it).
   auto draft2 = post(s1, "/api/rounds", "{}");
