@@ -102,9 +102,11 @@ void GameServer::Impl::routes() {
     const int w = width_param(req);
     res.headers.emplace_back("Cache-Control", "public, max-age=86400");
     if (w > 0) {
-      res.body = *game.thumbnail(*name, w);
-      res.content_type = "image/jpeg";
-      return;
+      if (const auto jpeg = game.thumbnail(*name, w)) {
+        res.body = *jpeg;
+        res.content_type = "image/jpeg";
+        return;
+      }
     }
     res.file = it->second;
     res.content_type = content_type_of(it->second);

@@ -15,6 +15,7 @@
 #include "winokit/game/export.hpp"
 #include "winokit/game/moderation.hpp"
 #include "winokit/game/rounds.hpp"
+#include "winokit/game/store.hpp"
 
 namespace winokit {
 
@@ -67,11 +68,9 @@ std::string image_key(Database& db, std::uint64_t seed) {
     hex += "0123456789abcdef"[c >> 4];
     hex += "0123456789abcdef"[c & 15];
   }
-  db.query(
-      "INSERT INTO game_settings (name, value) VALUES ('image_key', ?) ON CONFLICT (name) DO "
-      "NOTHING",
-      {hex});
-  return db_text(db.query("SELECT value FROM game_settings WHERE name = 'image_key'").at(0).at(0));
+  Store store(db);
+  store.run(Stmt::insert_setting, {std::string("image_key"), hex});
+  return db_text(store.run(Stmt::select_setting, {std::string("image_key")}).at(0).at(0));
 }
 
 }  // namespace
@@ -147,12 +146,16 @@ std::shared_ptr<const std::string> Game::thumbnail(const std::string& name, int 
   } catch (const Error&) {
     throw GameError(GameErrorKind::NotFound, "bad_image", "this image cannot be read");
   }
+  // Never more bytes than the original (a small or flat image): then the file itself.
+  std::error_code ec;
+  const auto original = std::filesystem::file_size(it->second, ec);
+  if (!ec && jpeg->size() >= original) jpeg = nullptr;
   std::lock_guard<std::mutex> lock(impl_->thumbs_mutex);
   if (impl_->thumbs_bytes + jpeg->size() > kThumbnailCacheBytes) {
     impl_->thumbs.clear();  // rare: a pool of thousands of images; they are made again
     impl_->thumbs_bytes = 0;
   }
-  if (impl_->thumbs.emplace(key, jpeg).second) impl_->thumbs_bytes += jpeg->size();
+  if (impl_->thumbs.emplace(key, jpeg).second && jpeg) impl_->thumbs_bytes += jpeg->size();
   return jpeg;
 }
 

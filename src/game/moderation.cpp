@@ -36,7 +36,8 @@ json Moderation::report(const Session& s, std::int64_t round_id, const std::stri
   // Only someone who has seen it (its creator, a player it was given to, an admin) may report
   // an association: ids cannot be enumerated to hide everything.
   const bool seen = s.admin || db_int(rows[0][1]) == s.user_id ||
-                    !store.run(Stmt::select_seen, {round_id, s.user_id}).empty();
+                    !store.run(Stmt::select_seen, {round_id, s.user_id}).empty() ||
+                    !store.run(Stmt::select_pending_report_by, {round_id, s.user_id}).empty();
   if (!seen) {
     throw GameError(GameErrorKind::Forbidden, "not_seen",
                     "you can only report associations you were shown");

@@ -107,7 +107,8 @@ json creator_status(Store& store, const GameRules& rules, std::int64_t user_id) 
   const std::size_t n = static_cast<std::size_t>(needed);
   const std::size_t start = rows.empty() ? 0 : (rows.size() - 1) / n * n;
   const std::size_t in_batch = rows.size() - start;
-  j["attempt"] = rows.size() / n + (in_batch < n ? 1 : 0);
+  // The attempt the player's next round belongs to (a failed one's retry is the next).
+  j["attempt"] = rows.size() / n + 1;
   j["rounds"] = in_batch;  // in the current attempt
   if (rows.empty() || in_batch < n) {
     j["state"] = "open";
@@ -127,6 +128,7 @@ json creator_status(Store& store, const GameRules& rules, std::int64_t user_id) 
     fool += official_fool_the_ai(db_real(r[1]));
     solvable += db_real(r[2]);
   }
+  j["attempt"] = rows.size() / n;  // the attempt being decided
   if (!waiting.empty()) {
     j["state"] = "pending";
     j["waiting"] = waiting;
@@ -136,8 +138,9 @@ json creator_status(Store& store, const GameRules& rules, std::int64_t user_id) 
   solvable /= needed;
   j["fool_the_ai"] = fool;
   j["solvable_by_humans"] = solvable;
-  j["state"] = fool > rules.creator_min_fool && solvable > rules.creator_min_solvable ? "qualified"
-                                                                                      : "failed";
+  const bool passed = fool > rules.creator_min_fool && solvable > rules.creator_min_solvable;
+  j["state"] = passed ? "qualified" : "failed";
+  if (!passed) j["attempt"] = rows.size() / n + 1;  // the retry
   return j;
 }
 

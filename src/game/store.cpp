@@ -175,6 +175,12 @@ const std::vector<Statement> kStatements = {
      nullptr},
     {Stmt::delete_unsolved_assignment, "delete_unsolved_assignment",
      "DELETE FROM assignments WHERE round_id = ? AND solver_id = ? AND solved_at IS NULL", nullptr},
+    // ---- the game's settings (the images' id key) ----
+    {Stmt::insert_setting, "insert_setting",
+     "INSERT INTO game_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
+     nullptr},
+    {Stmt::select_setting, "select_setting", "SELECT value FROM game_settings WHERE name = ?",
+     nullptr},
     {Stmt::leaderboard_spymasters, "leaderboard_spymasters",
      "SELECT u.name, COUNT(*), AVG(r.fool_score), AVG(r.solvable_score), SUM(r.bonus) FROM "
      "rounds r JOIN users u ON u.id = r.creator_id WHERE r.state = 'complete' AND "

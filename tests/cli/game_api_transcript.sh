@@ -127,9 +127,12 @@ call "review" boss POST "/api/admin/reports/$REP" '{"action":"restore"}'
 call "review: twice" boss POST "/api/admin/reports/$REP" '{"action":"remove"}'
 # A restored association is not given back to the player who reported it.
 call "next solve spy after the restore" spy POST /api/solve/next '{}'
-# Reports after solving, and of one's own association.
-call "report after solving" sol1 POST "/api/rounds/$R1/report" '{"reason":"too easy"}'
+# Reports after solving, and of one's own association (two reporters hide it); the admin
+# restores it.
+call "report after solving" sol2 POST "/api/rounds/$R1/report" '{"reason":"too easy"}'
 call "report own association" spy POST "/api/rounds/$R1/report" '{"reason":"mine, on second thought"}'
+call "admin reports: after solving and own" boss GET /api/admin/reports ''
+call "review: restore" boss POST "/api/admin/reports/$(field reports 0 id)" '{"action":"restore"}'
 call "leaderboard" anon GET /api/leaderboard ''
 call "me spy" spy GET /api/me ''
 call "me sol1" sol1 GET /api/me ''
@@ -139,11 +142,12 @@ call "export: bad number" boss GET '/api/admin/export?min_solvable=lots' ''
 call "export" boss GET '/api/admin/export?min_solvable=0' ''
 call "export default" boss GET /api/admin/export ''
 call "image" anon GET "/images/$c0" '' -o /dev/null -w 'HTTP %{http_code} %{content_type} %{size_download}\n'
-# Thumbnails at the sizes the pages show: JPEGs whose shorter side is w, far smaller than the
-# 512 px originals.
+# Thumbnails at the sizes the pages show: a JPEG whose shorter side is w, or the original file
+# when the JPEG would not be smaller (these synthetic images are flat PNGs that compress well;
+# the unit test HttpGame.ImagesAndTheFaviconAreServedFromFiles has a large photo-like one).
 for w in 160 320 640; do
   curl -s -m 20 -o "thumb-$w" -w "=== thumbnail w=$w: HTTP %{http_code} %{content_type}\n" "$URL/images/$c0?w=$w" >> "$OUT"
-  echo "$(file -b "thumb-$w" | grep -o '[0-9]*x[0-9]*' | tail -1), $(wc -c < "thumb-$w") bytes (original $(curl -s "$URL/images/$c0" | wc -c))" >> "$OUT"
+  echo "$(file -b "thumb-$w" | grep -oE '[0-9]+ ?x ?[0-9]+' | tail -1 | tr -d ' '), $(wc -c < "thumb-$w") bytes (original $(curl -s "$URL/images/$c0" | wc -c))" >> "$OUT"
 done
 call "image: bad size" anon GET "/images/$c0?w=4000" ''
 call "image: unknown" anon GET /images/nope ''

@@ -106,7 +106,8 @@ class Game {
   // The images' opaque ids (what the client sees instead of file names).
   const ImageIds& image_ids() const;
   // The image `name` as a JPEG whose shorter side is `side` pixels, one of kThumbnailSides
-  // (cached); GameError (NotFound / Invalid) for an unknown image or another size.
+  // (cached); nullptr when that is no fewer bytes than the original file (serve the file);
+  // GameError (NotFound / Invalid) for an unknown or unreadable image or another size.
   static constexpr int kThumbnailSides[] = {160, 320, 640};
   std::shared_ptr<const std::string> thumbnail(const std::string& name, int side);
   const GameConfig& config() const;

@@ -81,6 +81,8 @@ enum class Stmt {
   select_reported_rounds,
   count_possible_solvers,
   delete_unsolved_assignment,
+  insert_setting,
+  select_setting,
   leaderboard_spymasters,
   leaderboard_solvers,
   // export

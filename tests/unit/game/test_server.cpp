@@ -9,10 +9,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
 #include <thread>
 
 #include "game_test_util.hpp"
 #include "winokit/io/files.hpp"
+#include "winokit/io/image_decode.hpp"
+#include "winokit/io/png_writer.hpp"
 
 namespace winokit {
 namespace {
@@ -180,12 +183,27 @@ TEST_F(HttpGame, ImagesAndTheFaviconAreServedFromFiles) {
   EXPECT_EQ(res.status, 200);
   EXPECT_EQ(res.file, file);
   EXPECT_TRUE(res.body.empty());
-  // Thumbnails: a JPEG at one of three sizes; another size is a clear 400.
+  // Thumbnails: a JPEG at one of three sizes (the shorter side), far smaller than a large
+  // original; another size is a clear 400; an unreadable file a clear 404.
+  EXPECT_EQ(c.Get(("/images/" + id + "?w=160").c_str())->status, 404);  // the fixture's fake PNG
+  std::vector<std::uint8_t> rgb(600 * 450 * 3);
+  std::uint32_t x = 2463534242u;  // xorshift noise: a large PNG, like a photo
+  for (auto& v : rgb) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    v = static_cast<std::uint8_t>(x >> 24);
+  }
+  const std::string png = encode_png_rgb8(rgb, 600, 450);
+  std::ofstream(file, std::ios::binary) << png;
   auto thumb = c.Get(("/images/" + id + "?w=160").c_str());
   ASSERT_TRUE(thumb);
   EXPECT_EQ(thumb->status, 200);
   EXPECT_EQ(thumb->get_header_value("Content-Type"), "image/jpeg");
-  EXPECT_EQ(thumb->body.substr(0, 2), "\xff\xd8");
+  const DecodedImage small = decode_image(thumb->body, "thumb.jpg");
+  EXPECT_EQ(small.width, 213);
+  EXPECT_EQ(small.height, 160);
+  EXPECT_LT(thumb->body.size() * 4, png.size());
   EXPECT_EQ(c.Get(("/images/" + id + "?w=161").c_str())->status, 400);
   EXPECT_EQ(c.Get(("/images/" + id + "?w=").c_str())->status, 400);
 }
