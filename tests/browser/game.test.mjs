@@ -152,7 +152,9 @@ async function player(name, options = desktop) {
   await page.fill('#name', name);
   await page.fill('#password', 'password-' + name);
   await page.click('#register-btn');
-  await page.waitForURL(/#qualify/);
+  await page.waitForURL(/#qualify/, { timeout: 15000 }).catch(async (e) => {
+    throw new Error(name + ' did not reach the test: ' + (await page.locator('body').innerText()).slice(0, 400) + ' (' + e.message + ')');
+  });
   assert.equal(await page.textContent('#whoami'), 'Signed in as ' + name);
   assert.match(await page.textContent('#flash'), new RegExp('Welcome, ' + name));  // kept across the page change
   await qualify(page);
@@ -196,6 +198,13 @@ async function solveShown(page, positions, keyboard = false) {
 async function go(page, hash) {
   await page.evaluate(() => { const m = document.createElement('i'); m.id = 'stale-marker'; document.getElementById('main').append(m); });
   if (new URL(page.url()).hash === hash) await page.click('nav a[href="' + hash + '"]'); else await page.goto(base + hash);
+  await page.locator('#stale-marker').waitFor({ state: 'detached' });
+}
+
+// Runs `action` and waits until the view it starts has replaced the one shown.
+async function fresh(page, action) {
+  await page.evaluate(() => { const m = document.createElement('i'); m.id = 'stale-marker'; document.getElementById('main').append(m); });
+  await action();
   await page.locator('#stale-marker').waitFor({ state: 'detached' });
 }
 
@@ -359,9 +368,9 @@ try {
   ok('ana waits: the Spymaster and Solve pages say what for (0 of 3 solvers, 3 more players must join)');
 
   // bo (phone), cy (keyboard), di (desktop) join; bo and cy find ocean's images, di one of two.
-  const bo = await player('bo', phone);
-  const cy = await player('cy');
-  const di = await player('di');
+  const bo = await player('ben', phone);
+  const cy = await player('cat');
+  const di = await player('dan');
   assert.equal(await openSolve(bo), 'ocean');
   assert.equal(await bo.locator('.card.gold').count(), 0, 'no answer shown before solving');
   await bo.click('#submit-solve');  // nothing selected
@@ -400,41 +409,47 @@ try {
   await bo.locator('#solve-cue').waitFor();
   assert.equal(await bo.textContent('#solve-cue'), 'forest');
   await solveShown(bo, [1, 2]);
-  await bo.click('#next-solve');
+  await fresh(bo, () => bo.click('#next-solve'));
   await bo.locator('#wait').waitFor();
   assert.match(await bo.textContent('#wait-reason'), /winter.*0 of 3 solvers/);
   ok('bo: creates winter, waits, solves forest meanwhile, then waits on the Solve page');
 
-  // cy solves forest and winter, then creates "desert"; di solves forest and winter, is given
-  // desert and reports it before solving.
-  assert.equal(await openSolve(cy), 'forest');
+  // cy solves forest and winter (in the order given), then creates "desert"; di solves forest
+  // and winter (reporting the first after solving it), is given desert and reports it before
+  // solving. (Rounds are served oldest first; a player's draft takes its id when the Spymaster
+  // page first opens, so the order is not the order of submission.)
+  const seen = [await openSolve(cy)];
   await solveShown(cy, [1, 2]);
-  await cy.click('#next-solve');
-  await cy.locator('#solve-cue').waitFor();
-  assert.equal(await cy.textContent('#solve-cue'), 'winter');
+  await fresh(cy, () => cy.click('#next-solve'));
+  seen.push(await cy.textContent('#solve-cue'));
+  assert.deepEqual(seen.sort(), ['forest', 'winter']);
   await solveShown(cy, [1, 2]);
   await createRound(cy, 'desert', [1, 2]);
-  assert.equal(await openSolve(di), 'forest');
-  await solveShown(di, [1, 2]);
-  // Report after solving.
-  await di.click('#solve-result [data-report]');
-  await di.locator('#solve-result textarea').fill('a dull association');
-  await di.locator('#solve-result form button[type=submit]').click();
-  await di.getByText('Reported: an admin will review it.').waitFor();
-  await di.click('#next-solve');
-  await di.locator('#solve-cue').waitFor();
-  assert.equal(await di.textContent('#solve-cue'), 'winter');
-  await solveShown(di, [1, 2]);
-  await di.click('#next-solve');
-  await di.locator('#solve-cue').waitFor();
-  assert.equal(await di.textContent('#solve-cue'), 'desert');
   di.on('dialog', () => { throw new Error('no browser dialogs: the report form is in the page'); });
-  await di.click('#main form [data-report]');
-  await di.locator('#main textarea').waitFor();
-  await bothWidths(di, 'game-report-form');
-  await di.locator('#main textarea').fill('not a real association');
-  await di.locator('#main .report-form button[type=submit]').click();
-  await di.locator('#nothing, #wait').first().waitFor();
+  let cue = await openSolve(di), reportedAfter = false, reportedBefore = false;
+  for (let i = 0; i < 3 && cue; i++) {
+    if (cue === 'desert') {
+      await di.click('#main form [data-report]');
+      await di.locator('#main textarea').waitFor();
+      await bothWidths(di, 'game-report-form');
+      await di.locator('#main textarea').fill('not a real association');
+      await fresh(di, () => di.locator('#main .report-form button[type=submit]').click());
+      reportedBefore = true;
+    } else {
+      await solveShown(di, [1, 2]);
+      if (!reportedAfter) {  // a report after solving
+        await di.click('#solve-result [data-report]');
+        await di.locator('#solve-result textarea').fill('a dull association');
+        await di.locator('#solve-result form button[type=submit]').click();
+        await di.getByText('Reported: an admin will review it.').waitFor();
+        reportedAfter = true;
+      }
+      await fresh(di, () => di.click('#next-solve'));
+    }
+    cue = (await di.locator('#solve-cue').isVisible()) ? await di.textContent('#solve-cue') : null;
+  }
+  assert.ok(reportedBefore && reportedAfter, 'di reported desert before and another after solving');
+  await di.locator('#nothing').waitFor();
   assert.match(await di.locator('main').innerText(), /Create one/);
   await nextAction(di, 'di after reporting');
   await di.click('#next-link');
