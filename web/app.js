@@ -141,7 +141,7 @@ function waitPanel(seq, message, again, ...links) {
   const btn = el('button', { class: 'primary', type: 'button', id: 'check-again', text: 'Check again', on: { click: again } });
   setTimeout(() => { if (seq === navSeq && document.getElementById('check-again') === btn) again(); }, POLL_MS);
   return el('div', { class: 'panel wait', id: 'wait', role: 'status' },
-    el('p', { class: 'wait-title', text: '\u23f3 Waiting for other players' }),
+    el('p', { class: 'wait-title', text: 'Waiting for other players' }),
     el('p', { id: 'wait-reason', text: message }),
     el('p', { class: 'note', text: 'This page checks again by itself every ' + Math.round(POLL_MS / 1000) + ' seconds.' }),
     el('div', { class: 'actions' }, btn, ...links));

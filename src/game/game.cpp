@@ -151,7 +151,7 @@ std::shared_ptr<const std::string> Game::thumbnail(const std::string& name, int 
   const auto original = std::filesystem::file_size(it->second, ec);
   if (!ec && jpeg->size() >= original) jpeg = nullptr;
   std::lock_guard<std::mutex> lock(impl_->thumbs_mutex);
-  if (impl_->thumbs_bytes + jpeg->size() > kThumbnailCacheBytes) {
+  if (jpeg && impl_->thumbs_bytes + jpeg->size() > kThumbnailCacheBytes) {
     impl_->thumbs.clear();  // rare: a pool of thousands of images; they are made again
     impl_->thumbs_bytes = 0;
   }

@@ -149,6 +149,9 @@ for w in 160 320 640; do
   curl -s -m 20 -o "thumb-$w" -w "=== thumbnail w=$w: HTTP %{http_code} %{content_type}\n" "$URL/images/$c0?w=$w" >> "$OUT"
   echo "$(file -b "thumb-$w" | grep -oE '[0-9]+ ?x ?[0-9]+' | tail -1 | tr -d ' '), $(wc -c < "thumb-$w") bytes (original $(curl -s "$URL/images/$c0" | wc -c))" >> "$OUT"
 done
+for w in 160 320; do  # again: from the cache
+  curl -s -m 20 -o /dev/null -w "=== thumbnail w=$w again: HTTP %{http_code} %{content_type} %{size_download}\n" "$URL/images/$c0?w=$w" >> "$OUT"
+done
 call "image: bad size" anon GET "/images/$c0?w=4000" ''
 call "image: unknown" anon GET /images/nope ''
 NAME0=$(basename "$(ls syn/images | head -1)"); NAME0=${NAME0%.*}
