@@ -148,7 +148,11 @@ function waitPanel(seq, message, again, ...links) {
 }
 
 // Re-runs a view in place (a new navigation: an older view's answers are dropped).
-function rerun(view) { ++navSeq; view(); }
+function rerun(view) {
+  ++navSeq;
+  if (navSeq > (state.flashUntil || 0)) flash('');
+  view();
+}
 
 // The in-page report form (no prompt()) for association `id`; `done` runs after a report.
 let reportForms = 0;
@@ -383,7 +387,7 @@ async function solveView() {
         before.form.hidden = true;
         flash('');
         const after = reportControls(task.id, (x) => {
-          flash(x.hidden ? 'Reported: hidden until an admin reviews it.' : 'Reported: an admin will review it.', false, true);
+          flash(x.hidden ? 'Reported: hidden until an admin reviews it.' : 'Reported: an admin will review it.');
           after.open.hidden = true; after.form.hidden = true;
         });
         const h = el('h3', { text: 'Cue \u201c' + task.cue + '\u201d: your picks and the answer' });

@@ -429,6 +429,7 @@ try {
   let cue = await openSolve(di), reportedAfter = false, reportedBefore = false;
   for (let i = 0; i < 3 && cue; i++) {
     if (cue === 'desert') {
+      assert.equal(await di.textContent('#flash'), '', 'an earlier task\'s report message is gone');
       await di.click('#main form [data-report]');
       await di.locator('#main textarea').waitFor();
       await bothWidths(di, 'game-report-form');
