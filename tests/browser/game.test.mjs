@@ -532,6 +532,29 @@ try {
   await bothWidths(ana, 'game-leaderboard');
   ok('leaderboard: ranks, "(you)" marked; stale messages cleared');
 
+  // A player who fails the test three times sees why instead of the form.
+  const eve = await newPage(phone);
+  await eve.goto(base);
+  await eve.locator('#name').waitFor();
+  await eve.fill('#name', 'eve');
+  await eve.fill('#password', 'password-eve');
+  await eve.click('#register-btn');
+  await eve.waitForURL(/#qualify/);
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    await eve.locator('#qualify-submit').waitFor();
+    await pickImages(eve, [4, 5], /Test 1: images for the cue/);
+    await eve.click('#qualify-submit');
+    if (attempt < 3) {
+      await eve.getByText((3 - attempt) + ' attempt' + (attempt === 2 ? '' : 's') + ' left').waitFor();
+      for (const i of [4, 5]) await eve.getByRole('checkbox', { name: 'image ' + i + ' of 5' }).uncheck();
+    }
+  }
+  await eve.locator('#locked').waitFor();
+  assert.match(await eve.textContent('#locked'), /No attempts left.*3 times.*last mean score was 0\.0/);
+  assert.equal(await eve.locator('#qualify-submit').count(), 0, 'no form for a locked-out player');
+  await bothWidths(eve, 'game-qualify-locked');
+  ok('a player out of qualification attempts sees why instead of the form');
+
   const csv = execFileSync(winokit, ['game', 'export', '--db', db, '--min-solvable', '80']).toString();
   assert.match(csv, /^candidates,cue,associations,score_fool_the_ai/);
   assert.match(csv, /winter/);
