@@ -226,7 +226,7 @@ json Rounds::submit_qualification(const Session& s, const json& answers) {
     std::vector<std::string> picks;
     for (const auto& p : *it) {
       if (!p.is_string()) {
-        throw GameError(GameErrorKind::Invalid, "bad_request", "picks are image names");
+        throw GameError(GameErrorKind::Invalid, "bad_request", "picks are image ids");
       }
       picks.push_back(p.get<std::string>());
     }
