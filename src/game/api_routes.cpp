@@ -31,6 +31,53 @@ double min_solvable_param(const HttpRequest& req) {
   return min_solvable;
 }
 
+// The client never sees an image's file name (in the WinoGAViL pools it is the concept
+// itself): every list of images in a reply carries opaque ids instead.
+bool is_image_list_key(const std::string& key) {
+  return key == "candidates" || key == "associations" || key == "model_picks" || key == "picks";
+}
+
+void hide_names(json& j, const ImageIds& ids) {
+  if (j.is_array()) {
+    for (auto& v : j)
+      hide_names(v, ids);
+    return;
+  }
+  if (!j.is_object()) return;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (is_image_list_key(it.key()) && it->is_array()) {
+      for (auto& v : *it) {
+        if (v.is_string()) v = ids.id_of(v.get<std::string>());
+      }
+    } else {
+      hide_names(*it, ids);
+    }
+  }
+}
+
+// Ids the client sends back, as names; an unknown id (or a name) matches no candidate.
+std::vector<std::string> names_of(const std::vector<std::string>& given, const ImageIds& ids) {
+  std::vector<std::string> out;
+  for (const auto& id : given) {
+    const std::string* name = ids.name_of(id);
+    out.push_back(name ? *name : std::string("\x01unknown"));
+  }
+  return out;
+}
+
+// ?w= of an image: one of the thumbnail sides; 0 when absent (the original file).
+int width_param(const HttpRequest& req) {
+  int w = 0;
+  for (const auto& kv : req.params) {
+    if (kv.first != "w") continue;
+    w = -1;
+    for (int side : Game::kThumbnailSides)
+      if (kv.second == std::to_string(side)) w = side;
+    if (w < 0) throw GameError(GameErrorKind::Invalid, "bad_size", "w is 160, 320 or 640");
+  }
+  return w;
+}
+
 }  // namespace
 
 void GameServer::Impl::routes() {
@@ -45,11 +92,22 @@ void GameServer::Impl::routes() {
   }
   // Served from the file by the daemon (no copy per connection); handle() alone leaves the body
   // empty and names the file.
-  on("GET", "/images/*", [this](const HttpRequest&, const Captures& m, HttpResponse& res) {
-    const auto it = game.pool().find(m[0]);
+  // Images by opaque id (never by name): `?w=160|320|640` a JPEG thumbnail at that size
+  // (made once, then cached), else the original file.
+  on("GET", "/images/*", [this](const HttpRequest& req, const Captures& m, HttpResponse& res) {
+    const std::string* name = game.image_ids().name_of(m[0]);
+    const auto it = name ? game.pool().find(*name) : game.pool().end();
     if (it == game.pool().end())
       throw GameError(GameErrorKind::NotFound, "not_found", "no such image");
+    const int w = width_param(req);
     res.headers.emplace_back("Cache-Control", "public, max-age=86400");
+    if (w > 0) {
+      if (const auto jpeg = game.thumbnail(*name, w)) {
+        res.body = *jpeg;
+        res.content_type = "image/jpeg";
+        return;
+      }
+    }
     res.file = it->second;
     res.content_type = content_type_of(it->second);
   });
@@ -87,12 +145,15 @@ void GameServer::Impl::routes() {
   on("GET", "/api/me", [this](const HttpRequest& req, const Captures&, HttpResponse& res) {
     const Session se = session_of(req, false);
     json j = game.me(se);
+    hide_names(j, game.image_ids());
     j["csrf"] = se.csrf;
     send_json(res, 200, j);
   });
   on("GET", "/api/qualification",
      [this](const HttpRequest& req, const Captures&, HttpResponse& res) {
-       send_json(res, 200, game.qualification_test(session_of(req, false)));
+       json j = game.qualification_test(session_of(req, false));
+       hide_names(j, game.image_ids());
+       send_json(res, 200, j);
      });
   on("POST", "/api/qualification",
      [this](const HttpRequest& req, const Captures&, HttpResponse& res) {
@@ -101,11 +162,21 @@ void GameServer::Impl::routes() {
        const auto it = body.find("answers");
        if (it == body.end())
          throw GameError(GameErrorKind::Invalid, "bad_request", "missing 'answers'");
-       send_json(res, 200, game.submit_qualification(se, *it));
+       json answers = *it;
+       if (answers.is_object()) {
+         for (auto a = answers.begin(); a != answers.end(); ++a) {
+           if (!a->is_array()) continue;
+           for (auto& v : *a)
+             if (v.is_string()) v = names_of({v.get<std::string>()}, game.image_ids())[0];
+         }
+       }
+       send_json(res, 200, game.submit_qualification(se, answers));
      });
   on("POST", "/api/rounds", [this](const HttpRequest& req, const Captures&, HttpResponse& res) {
     body_of(req);
-    send_json(res, 200, game.new_round(session_of(req, true)));
+    json j = game.new_round(session_of(req, true));
+    hide_names(j, game.image_ids());
+    send_json(res, 200, j);
   });
   on("POST", "/api/rounds/{id}/submit",
      [this](const HttpRequest& req, const Captures& m, HttpResponse& res) {
@@ -113,7 +184,10 @@ void GameServer::Impl::routes() {
        const json body = body_of(req);
        const Session se = session_of(req, true);
        const std::string cue = string_field(body, "cue");
-       send_json(res, 200, game.submit_round(se, id, cue, string_list(body, "associations")));
+       json j = game.submit_round(se, id, cue,
+                                  names_of(string_list(body, "associations"), game.image_ids()));
+       hide_names(j, game.image_ids());
+       send_json(res, 200, j);
      });
   on("POST", "/api/rounds/{id}/report",
      [this](const HttpRequest& req, const Captures& m, HttpResponse& res) {
@@ -130,21 +204,27 @@ void GameServer::Impl::routes() {
   // GET is 405 (a link or an image tag on another site cannot assign tasks).
   on("POST", "/api/solve/next", [this](const HttpRequest& req, const Captures&, HttpResponse& res) {
     body_of(req);
-    send_json(res, 200, game.next_solve(session_of(req, true)));
+    json j = game.next_solve(session_of(req, true));
+    hide_names(j, game.image_ids());
+    send_json(res, 200, j);
   });
   on("POST", "/api/solve/{id}",
      [this](const HttpRequest& req, const Captures& m, HttpResponse& res) {
        const std::int64_t id = path_id(m);
        const json body = body_of(req);
        const Session se = session_of(req, true);
-       send_json(res, 200, game.submit_solve(se, id, string_list(body, "picks")));
+       json j = game.submit_solve(se, id, names_of(string_list(body, "picks"), game.image_ids()));
+       hide_names(j, game.image_ids());
+       send_json(res, 200, j);
      });
   on("GET", "/api/leaderboard", [this](const HttpRequest&, const Captures&, HttpResponse& res) {
     send_json(res, 200, game.leaderboard());
   });
   on("GET", "/api/admin/reports",
      [this](const HttpRequest& req, const Captures&, HttpResponse& res) {
-       send_json(res, 200, game.admin_reports(session_of(req, false)));
+       json j = game.admin_reports(session_of(req, false));
+       hide_names(j, game.image_ids());
+       send_json(res, 200, j);
      });
   on("POST", "/api/admin/reports/{id}",
      [this](const HttpRequest& req, const Captures& m, HttpResponse& res) {

@@ -266,6 +266,11 @@ AuthResult Auth::login(const std::string& name, const std::string& password) {
   }
   if (!verified || !known) {
     impl_->throttle.failed(account);
+    // Registering tells whether a name is taken anyway, so signing in may say it too: a new
+    // player who pressed Enter on the sign-in form is offered to create the account.
+    if (!known) {
+      throw GameError(GameErrorKind::Unauthorized, "no_account", "no such account: create one?");
+    }
     throw GameError(GameErrorKind::Unauthorized, "bad_login", "wrong name or password");
   }
   impl_->throttle.succeeded(account);

@@ -51,6 +51,11 @@ json Board::me(const Session& s) {
                       {"associations", stored_list(r[4])}});
     solver_total += db_real(r[2]);
   }
+  // Associations this player has reported (their own or ones they solved): not reported twice.
+  json reported = json::array();
+  for (const auto& r : store.run(Stmt::select_reported_rounds, {s.user_id}))
+    reported.push_back(db_int(r[0]));
+  j["reported"] = reported;
   j["rounds"] = rounds;
   j["solves"] = solves;
   j["totals"] = {

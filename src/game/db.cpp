@@ -303,6 +303,9 @@ const std::vector<Migration>& migrations() {
        {"UPDATE users SET name = name || '~' || CAST(id AS TEXT) WHERE id NOT IN (SELECT "
         "MIN(id) FROM users GROUP BY LOWER(name))",
         "CREATE UNIQUE INDEX users_name_folded ON users (LOWER(name))"}},
+      // Settings a game keeps across restarts and shares between server processes: the key
+      // of the images' opaque ids.
+      {4, {"CREATE TABLE game_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)"}},
   };
   return list;
 }

@@ -5,6 +5,9 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <iterator>
+#include <mutex>
+#include <utility>
 
 #include "winokit/core/error.hpp"
 #include "winokit/game/auth.hpp"
@@ -12,6 +15,7 @@
 #include "winokit/game/export.hpp"
 #include "winokit/game/moderation.hpp"
 #include "winokit/game/rounds.hpp"
+#include "winokit/game/store.hpp"
 
 namespace winokit {
 
@@ -38,7 +42,38 @@ struct Game::Impl {
   std::unique_ptr<Rounds> rounds;
   std::unique_ptr<Moderation> moderation;
   std::unique_ptr<Board> board;
+  ImageIds image_ids;
+  std::mutex thumbs_mutex;
+  std::map<std::pair<std::string, int>, std::shared_ptr<const std::string>> thumbs;
+  std::size_t thumbs_bytes = 0;
 };
+
+namespace {
+
+constexpr std::size_t kThumbnailCacheBytes = 64u << 20;
+
+// The key of the images' ids, made once per database (every server process on it agrees); a
+// seeded game (tests) derives it from the seed so that its ids are reproducible.
+std::string image_key(Database& db, std::uint64_t seed) {
+  unsigned char raw[32];
+  if (seed != 0) {
+    const std::string label = "winokit image ids " + std::to_string(seed);
+    crypto_generichash(raw, sizeof raw, reinterpret_cast<const unsigned char*>(label.data()),
+                       label.size(), nullptr, 0);
+  } else {
+    randombytes_buf(raw, sizeof raw);
+  }
+  std::string hex;
+  for (unsigned char c : raw) {
+    hex += "0123456789abcdef"[c >> 4];
+    hex += "0123456789abcdef"[c & 15];
+  }
+  Store store(db);
+  store.run(Stmt::insert_setting, {std::string("image_key"), hex});
+  return db_text(store.run(Stmt::select_setting, {std::string("image_key")}).at(0).at(0));
+}
+
+}  // namespace
 
 Game::Game(std::unique_ptr<Database> db, std::map<std::string, std::filesystem::path> pool,
            std::unique_ptr<Rival> rival, GameConfig config)
@@ -74,6 +109,7 @@ Game::Game(std::vector<std::unique_ptr<Database>> connections,
   auto lease = im.connections.acquire();
   Database& db = *lease;
   migrate(db);
+  im.image_ids = ImageIds(im.names, image_key(db, im.config.seed));
   for (const auto& admin : im.config.admins)
     set_game_admin(db, admin, true);
 }
@@ -85,6 +121,42 @@ const std::map<std::string, std::filesystem::path>& Game::pool() const {
 }
 const GameConfig& Game::config() const {
   return impl_->config;
+}
+const ImageIds& Game::image_ids() const {
+  return impl_->image_ids;
+}
+
+std::shared_ptr<const std::string> Game::thumbnail(const std::string& name, int side) {
+  if (std::find(std::begin(kThumbnailSides), std::end(kThumbnailSides), side) ==
+      std::end(kThumbnailSides)) {
+    throw GameError(GameErrorKind::Invalid, "bad_size", "w is 160, 320 or 640");
+  }
+  const auto it = impl_->pool.find(name);
+  if (it == impl_->pool.end())
+    throw GameError(GameErrorKind::NotFound, "not_found", "no such image");
+  const auto key = std::make_pair(name, side);
+  {
+    std::lock_guard<std::mutex> lock(impl_->thumbs_mutex);
+    const auto hit = impl_->thumbs.find(key);
+    if (hit != impl_->thumbs.end()) return hit->second;
+  }
+  std::shared_ptr<const std::string> jpeg;
+  try {
+    jpeg = std::make_shared<const std::string>(image_thumbnail(it->second, side));
+  } catch (const Error&) {
+    throw GameError(GameErrorKind::NotFound, "bad_image", "this image cannot be read");
+  }
+  // Never more bytes than the original (a small or flat image): then the file itself.
+  std::error_code ec;
+  const auto original = std::filesystem::file_size(it->second, ec);
+  if (!ec && jpeg->size() >= original) jpeg = nullptr;
+  std::lock_guard<std::mutex> lock(impl_->thumbs_mutex);
+  if (jpeg && impl_->thumbs_bytes + jpeg->size() > kThumbnailCacheBytes) {
+    impl_->thumbs.clear();  // rare: a pool of thousands of images; they are made again
+    impl_->thumbs_bytes = 0;
+  }
+  if (impl_->thumbs.emplace(key, jpeg).second && jpeg) impl_->thumbs_bytes += jpeg->size();
+  return jpeg;
 }
 
 AuthResult Game::register_user(const std::string& name, const std::string& password) {

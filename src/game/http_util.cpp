@@ -98,7 +98,7 @@ std::vector<std::string> string_list(const json& body, const char* key) {
   const auto it = body.find(key);
   if (it == body.end() || !it->is_array()) {
     throw GameError(GameErrorKind::Invalid, "bad_request",
-                    std::string("'") + key + "' must be a list of names");
+                    std::string("'") + key + "' must be a list of image ids");
   }
   if (it->size() > kMaxListItems)
     throw GameError(GameErrorKind::Invalid, "bad_request", std::string("'") + key + "' too long");
@@ -106,7 +106,7 @@ std::vector<std::string> string_list(const json& body, const char* key) {
   for (const auto& v : *it) {
     if (!v.is_string())
       throw GameError(GameErrorKind::Invalid, "bad_request",
-                      std::string("'") + key + "' holds names");
+                      std::string("'") + key + "' holds image ids");
     out.push_back(v.get<std::string>());
   }
   return out;

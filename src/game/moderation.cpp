@@ -36,7 +36,8 @@ json Moderation::report(const Session& s, std::int64_t round_id, const std::stri
   // Only someone who has seen it (its creator, a player it was given to, an admin) may report
   // an association: ids cannot be enumerated to hide everything.
   const bool seen = s.admin || db_int(rows[0][1]) == s.user_id ||
-                    !store.run(Stmt::select_seen, {round_id, s.user_id}).empty();
+                    !store.run(Stmt::select_seen, {round_id, s.user_id}).empty() ||
+                    !store.run(Stmt::select_pending_report_by, {round_id, s.user_id}).empty();
   if (!seen) {
     throw GameError(GameErrorKind::Forbidden, "not_seen",
                     "you can only report associations you were shown");
@@ -46,8 +47,10 @@ json Moderation::report(const Session& s, std::int64_t round_id, const std::stri
       db_int(store.run(Stmt::count_round_reporters, {round_id}).at(0)[0]);
   const bool hidden = s.admin || reporters >= kReportersToHide;
   if (hidden) store.run(Stmt::hide_round, {round_id});
-  // The reporter is not given it again while the report is pending (select_held_assignment and
-  // select_solvable_rounds skip rounds they reported).
+  // The reporter is not given it again, even once an admin restores it (select_held_assignment
+  // and select_solvable_rounds skip rounds they reported), and their unsolved slot is freed for
+  // another solver.
+  store.run(Stmt::delete_unsolved_assignment, {round_id, s.user_id});
   tx.commit();
   return {{"report", db_int(id.at(0)[0])}, {"hidden", hidden}};
 }

@@ -25,8 +25,8 @@ void check_picks(const std::vector<std::string>& picks, const std::vector<std::s
   std::set<std::string> seen;
   for (const auto& p : picks) {
     if (std::find(candidates.begin(), candidates.end(), p) == candidates.end()) {
-      throw GameError(GameErrorKind::Invalid, "bad_pick",
-                      what + ": '" + p.substr(0, 64) + "' is not a candidate");
+      // The pick is not echoed: it may be an image's name (the client only knows ids).
+      throw GameError(GameErrorKind::Invalid, "bad_pick", what + ": an image is not a candidate");
     }
     if (!seen.insert(p).second) {
       throw GameError(GameErrorKind::Invalid, "bad_pick", what + ": picked twice");
@@ -59,6 +59,8 @@ struct Rounds::Impl {
   Rng rng;
   std::atomic<std::int64_t> last_sweep{0};
 
+  nlohmann::json nothing_to_solve(Store& store, std::int64_t user_id);
+
   Impl(ConnectionPool& c, const GameConfig& g, const std::vector<std::string>& n, Rival& r,
        std::uint64_t seed)
       : connections(c), config(g), names(n), rival(r), rng(derive_seed(seed, "game/candidates")) {}
@@ -88,33 +90,98 @@ Rounds::~Rounds() = default;
 
 json creator_status(Store& store, const GameRules& rules, std::int64_t user_id) {
   const int needed = rules.creator_qualification_rounds;
-  const auto rows = store.run(Stmt::select_creator_rounds, {user_id, std::int64_t{needed}});
-  json j = {{"needed_rounds", needed}, {"rounds", rows.size()}};
+  json j = {{"needed_rounds", needed},
+            {"min_fool_the_ai", rules.creator_min_fool},
+            {"min_solvable_by_humans", rules.creator_min_solvable},
+            {"solvers", rules.solvers_per_association}};
   if (needed <= 0) {
     j["state"] = "qualified";
+    j["rounds"] = 0;
+    j["attempt"] = 0;
     return j;
   }
-  if (static_cast<int>(rows.size()) < needed) {
+  // The qualification rounds in batches of `needed`: the last batch decides. A failed batch is
+  // not final: the spymaster retries with a new batch (new images), so nobody is locked out of
+  // creating for good.
+  const auto rows = store.run(Stmt::select_creator_rounds, {user_id});
+  const std::size_t n = static_cast<std::size_t>(needed);
+  const std::size_t start = rows.empty() ? 0 : (rows.size() - 1) / n * n;
+  const std::size_t in_batch = rows.size() - start;
+  // The attempt the player's next round belongs to (a failed one's retry is the next).
+  j["attempt"] = rows.size() / n + 1;
+  j["rounds"] = in_batch;  // in the current attempt
+  if (rows.empty() || in_batch < n) {
     j["state"] = "open";
     return j;
   }
   double fool = 0, solvable = 0;
-  for (const auto& r : rows) {
+  json waiting = json::array();
+  for (std::size_t i = start; i < rows.size(); ++i) {
+    const auto& r = rows[i];
     if (db_text(r[0]) != "complete") {
-      j["state"] = "pending";
-      return j;
+      waiting.push_back({{"id", db_int(r[3])},
+                         {"cue", db_text(r[4])},
+                         {"solves", db_int(r[5])},
+                         {"hidden", db_int(r[6]) != 0}});
+      continue;
     }
     fool += official_fool_the_ai(db_real(r[1]));
     solvable += db_real(r[2]);
+  }
+  j["attempt"] = rows.size() / n;  // the attempt being decided
+  if (!waiting.empty()) {
+    j["state"] = "pending";
+    j["waiting"] = waiting;
+    return j;
   }
   fool /= needed;
   solvable /= needed;
   j["fool_the_ai"] = fool;
   j["solvable_by_humans"] = solvable;
-  j["state"] = fool > rules.creator_min_fool && solvable > rules.creator_min_solvable ? "qualified"
-                                                                                      : "failed";
+  const bool passed = fool > rules.creator_min_fool && solvable > rules.creator_min_solvable;
+  j["state"] = passed ? "qualified" : "failed";
+  if (!passed) j["attempt"] = rows.size() / n + 1;  // the retry
   return j;
 }
+
+namespace {
+
+// How many more players must join before every waiting association can get its solvers.
+std::int64_t players_missing(Store& store, const json& creator, std::int64_t user_id) {
+  const std::int64_t solvers = creator["solvers"].get<std::int64_t>();
+  std::int64_t missing = 0;
+  for (const auto& w : creator["waiting"]) {
+    const std::int64_t possible = db_int(
+        store.run(Stmt::count_possible_solvers, {user_id, w["id"].get<std::int64_t>()}).at(0)[0]);
+    missing = std::max(missing, solvers - possible);
+  }
+  return missing;
+}
+
+// What unblocks a spymaster whose qualification associations are still being solved.
+std::string pending_message(const json& creator, std::int64_t missing) {
+  const int solvers = creator["solvers"].get<int>();
+  std::string msg = "your qualification association";
+  std::string parts;
+  bool hidden = false;
+  for (const auto& w : creator["waiting"]) {
+    if (!parts.empty()) parts += ", ";
+    parts += "\u201c" + w["cue"].get<std::string>() + "\u201d (" +
+             std::to_string(w["solves"].get<std::int64_t>()) + " of " + std::to_string(solvers) +
+             " solvers)";
+    hidden = hidden || w["hidden"].get<bool>();
+  }
+  msg += (creator["waiting"].size() > 1 ? "s " : " ") + parts + " must be solved by " +
+         std::to_string(solvers) + " other players before you can create again";
+  if (hidden) msg += "; one was reported and waits for an admin\u2019s review";
+  if (missing > 0) {
+    msg += "; not enough players can solve it yet: " + std::to_string(missing) + " more player" +
+           (missing == 1 ? "" : "s") + " must join the game (and pass its test)";
+  }
+  return msg;
+}
+
+}  // namespace
 
 json Rounds::qualification_test(const Session& s) {
   json items = json::array();
@@ -126,9 +193,19 @@ json Rounds::qualification_test(const Session& s) {
   }
   auto lease = impl_->connections.acquire();
   Store store(*lease);
-  return {{"instances", items},
-          {"solver_qualified", solver_qualified(store, s.user_id)},
-          {"pass_mark", impl_->config.rules.solver_min_score}};
+  const auto prev = store.run(Stmt::select_qualification_result, {s.user_id});
+  const std::int64_t attempts = prev.empty() ? 0 : db_int(prev[0][2]);
+  const std::int64_t allowed = impl_->config.qualification_attempts;
+  const bool qualified = solver_qualified(store, s.user_id);
+  json j = {{"instances", items},
+            {"solver_qualified", qualified},
+            {"pass_mark", impl_->config.rules.solver_min_score},
+            {"attempts_allowed", allowed},
+            {"attempts_used", attempts},
+            {"attempts_left", std::max<std::int64_t>(0, allowed - attempts)},
+            {"locked", !qualified && !items.empty() && attempts >= allowed}};
+  if (!prev.empty()) j["last_score"] = db_real(prev[0][0]);
+  return j;
 }
 
 json Rounds::submit_qualification(const Session& s, const json& answers) {
@@ -144,16 +221,17 @@ json Rounds::submit_qualification(const Session& s, const json& answers) {
     const auto it = answers.find(inst.id);
     if (it == answers.end() || !it->is_array()) {
       throw GameError(GameErrorKind::Invalid, "bad_request",
-                      "no answer for instance '" + inst.id + "'");
+                      "no answer for the cue \u201c" + inst.cue + "\u201d");
     }
     std::vector<std::string> picks;
     for (const auto& p : *it) {
       if (!p.is_string()) {
-        throw GameError(GameErrorKind::Invalid, "bad_request", "picks are image names");
+        throw GameError(GameErrorKind::Invalid, "bad_request", "picks are image ids");
       }
       picks.push_back(p.get<std::string>());
     }
-    check_picks(picks, inst.candidates, inst.associations.size(), "instance " + inst.id);
+    check_picks(picks, inst.candidates, inst.associations.size(),
+                "the cue \u201c" + inst.cue + "\u201d");
     scores.push_back(jaccard_score(picks, inst.associations));
   }
   double mean = 0, sd = 0;
@@ -200,25 +278,18 @@ json Rounds::new_round(const Session& s) {
   const auto& rules = impl_->config.rules;
   const json creator = creator_status(store, rules, s.user_id);
   const std::string cstate = creator["state"];
-  if (cstate == "failed") {
-    throw GameError(GameErrorKind::Forbidden, "creator_not_qualified",
-                    "your qualification associations did not reach the spymaster bar "
-                    "(fool-the-AI above " +
-                        std::to_string(static_cast<int>(rules.creator_min_fool)) +
-                        " and solvable-by-humans above " +
-                        std::to_string(static_cast<int>(rules.creator_min_solvable)) +
-                        "); you can keep solving");
-  }
+  // "failed": the last qualification attempt missed the bar; the player retries with new images
+  // (a new qualification round), so creating is never closed for good.
   if (cstate == "pending") {
     throw GameError(GameErrorKind::Conflict, "qualification_pending",
-                    "your qualification associations are still being solved; solve others' "
-                    "meanwhile");
+                    pending_message(creator, players_missing(store, creator, s.user_id)));
   }
   const auto draft = store.run(Stmt::select_draft, {s.user_id});
   if (!draft.empty()) {
     json out = {{"id", db_int(draft[0][0])},
                 {"candidates", stored_list(draft[0][1])},
-                {"qualification", cstate != "qualified"}};
+                {"qualification", cstate != "qualified"},
+                {"creator", creator}};
     tx.commit();
     return out;
   }
@@ -248,7 +319,8 @@ json Rounds::new_round(const Session& s) {
                                                    std::int64_t{qualification}});
   const std::int64_t id = db_int(rows.at(0)[0]);
   tx.commit();
-  return {{"id", id}, {"candidates", names}, {"qualification", qualification}};
+  return {
+      {"id", id}, {"candidates", names}, {"qualification", qualification}, {"creator", creator}};
 }
 
 json Rounds::submit_round(const Session& s, std::int64_t round_id, const std::string& cue,
@@ -298,6 +370,29 @@ json Rounds::submit_round(const Session& s, std::int64_t round_id, const std::st
           {"model_picks", picks}, {"model_score", model}, {"fool_the_ai", fool}};
 }
 
+// Nothing to solve: the player's next action. Creating when the spymaster rules allow it (a
+// retry after a failed qualification included), else a wait state naming what unblocks it.
+json Rounds::Impl::nothing_to_solve(Store& store, std::int64_t user_id) {
+  const json creator = creator_status(store, config.rules, user_id);
+  const std::string cstate = creator["state"];
+  json j = {{"id", nullptr}, {"creator", creator}};
+  if (cstate == "pending") {
+    j["next"] = "wait";
+    j["message"] = "nothing to solve right now, and " +
+                   pending_message(creator, players_missing(store, creator, user_id)) +
+                   ". New associations from other players will appear here.";
+  } else {
+    j["next"] = "create";
+    j["message"] =
+        std::string(
+            "nothing to solve right now: you have solved every open "
+            "association (or its solvers are taken). Create one") +
+        (cstate == "failed" ? " \u2014 a new qualification attempt with new images" : "") +
+        "; other players will solve it.";
+  }
+  return j;
+}
+
 json Rounds::next_solve(const Session& s) {
   auto lease = impl_->connections.acquire();
   Database& db = *lease;
@@ -319,8 +414,9 @@ json Rounds::next_solve(const Session& s) {
     // one of the next oldest, spread over players so that the retries do not collide again.
     const auto open = impl_->solvable_rounds(store, s.user_id, kAssignSpread);
     if (open.empty()) {
+      json j = impl_->nothing_to_solve(store, s.user_id);
       tx.commit();
-      return {{"id", nullptr}, {"message", "nothing to solve right now"}};
+      return j;
     }
     const auto pick =
         attempt == 0 ? 0 : static_cast<std::size_t>(s.user_id + attempt) % open.size();
@@ -361,19 +457,22 @@ json Rounds::submit_solve(const Session& s, std::int64_t round_id,
     throw GameError(GameErrorKind::Forbidden, "own_round", "you cannot solve your own association");
   }
   const auto a = store.run(Stmt::select_assignment, {round_id, s.user_id});
+  if (!a.empty() && !db_null(a[0][0])) {
+    throw GameError(GameErrorKind::Conflict, "already_solved", "you already solved it");
+  }
+  // Hidden or removed for everyone, or reported by this player (reviewed or not): not theirs
+  // to solve any more (their report freed the slot).
+  const bool reported = !store.run(Stmt::select_pending_report_by, {round_id, s.user_id}).empty();
+  if (db_int(r[5]) != 0 || db_int(r[6]) != 0 || (reported && a.empty())) {
+    throw GameError(GameErrorKind::Gone, "hidden",
+                    "this association was reported and is under review");
+  }
   if (a.empty()) {
     throw GameError(GameErrorKind::Forbidden, "not_assigned",
                     "this association is not assigned to you");
   }
-  if (!db_null(a[0][0])) {
-    throw GameError(GameErrorKind::Conflict, "already_solved", "you already solved it");
-  }
-  // Hidden or removed for everyone, or reported by this player (pending review): not theirs to
-  // solve any more.
-  if (db_int(r[5]) != 0 || db_int(r[6]) != 0 ||
-      !store.run(Stmt::select_pending_report_by, {round_id, s.user_id}).empty()) {
-    throw GameError(GameErrorKind::Gone, "hidden",
-                    "this association was reported and is under review");
+  if (reported) {
+    throw GameError(GameErrorKind::Gone, "hidden", "you reported this association");
   }
   const auto candidates = stored_strings(r[2]);
   const auto gold = stored_strings(r[3]);

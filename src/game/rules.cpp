@@ -138,7 +138,7 @@ std::string GameRules::check_cue(const std::string& cue, const std::vector<std::
       clash = clash || same_word(skeleton, w);
     if (clash) {
       throw GameError(GameErrorKind::Invalid, "cue_names_candidate",
-                      "the cue may not be the name of a candidate ('" + candidate + "')");
+                      "the cue may not be an image\u2019s name or a word of one");
     }
   }
   bool blocked = blocklist.count(lower) > 0;

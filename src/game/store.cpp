@@ -50,8 +50,8 @@ const std::vector<Statement> kStatements = {
     {Stmt::set_solver_qualified, "set_solver_qualified",
      "UPDATE users SET solver_qualified = 1 WHERE id = ?", nullptr},
     {Stmt::select_creator_rounds, "select_creator_rounds",
-     "SELECT state, fool_score, solvable_score FROM rounds WHERE creator_id = ? AND state <> "
-     "'draft' AND removed = 0 ORDER BY id LIMIT ?",
+     "SELECT state, fool_score, solvable_score, id, cue, solves, hidden FROM rounds WHERE "
+     "creator_id = ? AND state <> 'draft' AND removed = 0 AND qualification = 1 ORDER BY id",
      nullptr},
     {Stmt::select_draft, "select_draft",
      "SELECT id, candidates FROM rounds WHERE creator_id = ? AND state = 'draft'", nullptr},
@@ -79,7 +79,7 @@ const std::vector<Statement> kStatements = {
      "SELECT r.id FROM rounds r WHERE r.state = 'open' AND r.hidden = 0 AND r.removed = 0 AND "
      "r.creator_id <> ? AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.round_id = r.id "
      "AND a.solver_id = ?) AND NOT EXISTS (SELECT 1 FROM reports p WHERE p.round_id = r.id AND "
-     "p.reporter_id = ? AND p.state = 'pending') AND (SELECT COUNT(*) FROM assignments a2 WHERE "
+     "p.reporter_id = ?) AND (SELECT COUNT(*) FROM assignments a2 WHERE "
      "a2.round_id = r.id) "
      "< ? ORDER BY r.id LIMIT ?",
      nullptr},
@@ -88,8 +88,8 @@ const std::vector<Statement> kStatements = {
     {Stmt::select_held_assignment, "select_held_assignment",
      "SELECT a.round_id FROM assignments a JOIN rounds r ON r.id = a.round_id WHERE "
      "a.solver_id = ? AND a.solved_at IS NULL AND r.hidden = 0 AND r.removed = 0 AND NOT EXISTS "
-     "(SELECT 1 FROM reports p WHERE p.round_id = a.round_id AND p.reporter_id = a.solver_id AND "
-     "p.state = 'pending') ORDER BY a.round_id LIMIT 1",
+     "(SELECT 1 FROM reports p WHERE p.round_id = a.round_id AND p.reporter_id = a.solver_id) "
+     "ORDER BY a.round_id LIMIT 1",
      nullptr},
     {Stmt::select_taken_slots, "select_taken_slots",
      "SELECT slot FROM assignments WHERE round_id = ?", nullptr},
@@ -133,7 +133,9 @@ const std::vector<Statement> kStatements = {
      "SELECT COUNT(DISTINCT reporter_id) FROM reports WHERE round_id = ? AND state = 'pending'",
      nullptr},
     {Stmt::select_pending_report_by, "select_pending_report_by",
-     "SELECT 1 FROM reports WHERE round_id = ? AND reporter_id = ? AND state = 'pending'", nullptr},
+     // Any report of theirs, reviewed or not: a restored association is not given back to the
+     // player who reported it.
+     "SELECT 1 FROM reports WHERE round_id = ? AND reporter_id = ?", nullptr},
     {Stmt::select_pending_reports, "select_pending_reports",
      "SELECT p.id, p.round_id, p.reason, p.created_at, u.name, r.cue, r.candidates, "
      "r.associations, c.name FROM reports p JOIN users u ON u.id = p.reporter_id JOIN "
@@ -161,6 +163,24 @@ const std::vector<Statement> kStatements = {
      nullptr},
     {Stmt::select_qualification_result, "select_qualification_result",
      "SELECT score, passed, attempts FROM qualification_results WHERE user_id = ?", nullptr},
+    {Stmt::select_reported_rounds, "select_reported_rounds",
+     "SELECT DISTINCT round_id FROM reports WHERE reporter_id = ?", nullptr},
+    // Players who may still solve round ? of creator ?: qualified, not its creator, and not
+    // a reporter of it who has not solved it (a reporter is never given it again).
+    {Stmt::count_possible_solvers, "count_possible_solvers",
+     "SELECT COUNT(*) FROM users u WHERE u.id <> ? AND u.solver_qualified = 1 AND NOT EXISTS "
+     "(SELECT 1 FROM reports p WHERE p.round_id = ? AND p.reporter_id = u.id AND NOT EXISTS "
+     "(SELECT 1 FROM assignments a WHERE a.round_id = p.round_id AND a.solver_id = u.id AND "
+     "a.solved_at IS NOT NULL))",
+     nullptr},
+    {Stmt::delete_unsolved_assignment, "delete_unsolved_assignment",
+     "DELETE FROM assignments WHERE round_id = ? AND solver_id = ? AND solved_at IS NULL", nullptr},
+    // ---- the game's settings (the images' id key) ----
+    {Stmt::insert_setting, "insert_setting",
+     "INSERT INTO game_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
+     nullptr},
+    {Stmt::select_setting, "select_setting", "SELECT value FROM game_settings WHERE name = ?",
+     nullptr},
     {Stmt::leaderboard_spymasters, "leaderboard_spymasters",
      "SELECT u.name, COUNT(*), AVG(r.fool_score), AVG(r.solvable_score), SUM(r.bonus) FROM "
      "rounds r JOIN users u ON u.id = r.creator_id WHERE r.state = 'complete' AND "

@@ -15,7 +15,7 @@ PID=
 cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -rf "$WORK"; }
 trap cleanup EXIT
 cd "$WORK" || exit 1
-"$WINOKIT" synth --out syn --count 12 --image-size 64 >/dev/null 2>&1 || exit 1
+"$WINOKIT" synth --out syn --count 12 --image-size 512 >/dev/null 2>&1 || exit 1
 # shellcheck source=game_server.sh
 source "$HERE/game_server.sh"
 start_game_server server.log --images syn/images --db game.db --password-cost min --seed 5 \
@@ -68,6 +68,7 @@ call "register: bad name" x2 POST /api/register '{"name":"--","password":"passwo
 call "register: short password" x3 POST /api/register '{"name":"shorty","password":"pw"}'
 call "register: missing field" x4 POST /api/register '{"name":"nobody"}'
 call "login: wrong password" x5 POST /api/login '{"name":"spy","password":"wrong-one"}'
+call "login: no such account" x5 POST /api/login '{"name":"newcomer","password":"password1"}'
 call "login" spy POST /api/login '{"name":"spy","password":"password1"}'
 call "me: no session" anon GET /api/me ''
 call "me" spy GET /api/me ''
@@ -124,20 +125,50 @@ call "review: no such report" boss POST /api/admin/reports/999 '{"action":"resto
 call "review: not admin" spy POST "/api/admin/reports/$REP" '{"action":"restore"}'
 call "review" boss POST "/api/admin/reports/$REP" '{"action":"restore"}'
 call "review: twice" boss POST "/api/admin/reports/$REP" '{"action":"remove"}'
+# A restored association is not given back to the player who reported it.
+call "next solve spy after the restore" spy POST /api/solve/next '{}'
+# Reports after solving, and of one's own association (two reporters hide it); the admin
+# restores it.
+call "report after solving" sol2 POST "/api/rounds/$R1/report" '{"reason":"too easy"}'
+call "report own association" spy POST "/api/rounds/$R1/report" '{"reason":"mine, on second thought"}'
+call "admin reports: after solving and own" boss GET /api/admin/reports ''
+call "review: restore" boss POST "/api/admin/reports/$(field reports 0 id)" '{"action":"restore"}'
 call "leaderboard" anon GET /api/leaderboard ''
 call "me spy" spy GET /api/me ''
 call "me sol1" sol1 GET /api/me ''
+call "new round: spy's next attempt" spy POST /api/rounds '{}'
 call "export: not admin" spy GET /api/admin/export ''
 call "export: bad number" boss GET '/api/admin/export?min_solvable=lots' ''
 call "export" boss GET '/api/admin/export?min_solvable=0' ''
 call "export default" boss GET /api/admin/export ''
 call "image" anon GET "/images/$c0" '' -o /dev/null -w 'HTTP %{http_code} %{content_type} %{size_download}\n'
+# Thumbnails at the sizes the pages show: a JPEG whose shorter side is w, or the original file
+# when the JPEG would not be smaller (these synthetic images are flat PNGs that compress well;
+# the unit test HttpGame.ImagesAndTheFaviconAreServedFromFiles has a large photo-like one).
+for w in 160 320 640; do
+  curl -s -m 20 -o "thumb-$w" -w "=== thumbnail w=$w: HTTP %{http_code} %{content_type}\n" "$URL/images/$c0?w=$w" >> "$OUT"
+  echo "$(file -b "thumb-$w" | grep -oE '[0-9]+ ?x ?[0-9]+' | tail -1 | tr -d ' '), $(wc -c < "thumb-$w") bytes (original $(curl -s "$URL/images/$c0" | wc -c))" >> "$OUT"
+done
+for w in 160 320; do  # again: from the cache
+  curl -s -m 20 -o /dev/null -w "=== thumbnail w=$w again: HTTP %{http_code} %{content_type} %{size_download}\n" "$URL/images/$c0?w=$w" >> "$OUT"
+done
+call "image: bad size" anon GET "/images/$c0?w=4000" ''
 call "image: unknown" anon GET /images/nope ''
+NAME0=$(basename "$(ls syn/images | head -1)"); NAME0=${NAME0%.*}
+call "image: by name" anon GET "/images/$NAME0" ''
 call "unknown page" anon GET /api/nothing ''
 call "wrong method" anon DELETE /api/status ''
 call "bad id" spy POST /api/solve/1234567890123456789 '{"picks":[]}'
 call "logout" spy POST /api/logout '{}'
 call "me after logout" spy GET /api/me ''
+# What clients received never names an image (the admins' CSV export aside).
+awk '/^=== /{skip = ($0 ~ /^=== export/); next} !skip' "$OUT" > replies.txt
+leaked=0
+for f in syn/images/*; do
+  n=$(basename "$f"); n=${n%.*}
+  if grep -q -- "$n" replies.txt; then echo "LEAK: $n is named in a reply" >> "$OUT"; leaked=1; fi
+done
+[ $leaked = 0 ] && echo "=== no image name in any reply" >> "$OUT"
 "$WINOKIT" game export --db game.db --min-solvable 0 >> "$OUT" 2>&1
 
 if [ -z "$EXPECTED" ]; then

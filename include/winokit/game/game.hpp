@@ -30,6 +30,7 @@
 #include "winokit/data/winogavil.hpp"
 #include "winokit/eval/association.hpp"
 #include "winokit/game/db.hpp"
+#include "winokit/game/image_pool.hpp"
 #include "winokit/game/rival.hpp"
 #include "winokit/game/rules.hpp"
 #include "winokit/model/embedding_runtime.hpp"
@@ -102,6 +103,13 @@ class Game {
   std::string export_csv(double min_solvable);
 
   const std::map<std::string, std::filesystem::path>& pool() const;
+  // The images' opaque ids (what the client sees instead of file names).
+  const ImageIds& image_ids() const;
+  // The image `name` as a JPEG whose shorter side is `side` pixels, one of kThumbnailSides
+  // (cached); nullptr when that is no fewer bytes than the original file (serve the file);
+  // GameError (NotFound / Invalid) for an unknown or unreadable image or another size.
+  static constexpr int kThumbnailSides[] = {160, 320, 640};
+  std::shared_ptr<const std::string> thumbnail(const std::string& name, int side);
   const GameConfig& config() const;
 
  private:

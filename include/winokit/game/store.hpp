@@ -78,6 +78,11 @@ enum class Stmt {
   select_dashboard_rounds,
   select_dashboard_solves,
   select_qualification_result,
+  select_reported_rounds,
+  count_possible_solvers,
+  delete_unsolved_assignment,
+  insert_setting,
+  select_setting,
   leaderboard_spymasters,
   leaderboard_solvers,
   // export

@@ -33,9 +33,11 @@ TEST(Game, CaseVariantsAlreadyStoredKeepTheirAccountsUnderANewName) {
   {
     auto db = test_database(dir);
     migrate(*db);
-    // A database from before names were case-folded: undo migration 3, add two variants.
+    // A database from before names were case-folded: undo migrations 3 and 4 (the settings
+    // table, later), add two variants.
     db->query("DROP INDEX users_name_folded");
-    db->query("DELETE FROM schema_migrations WHERE version = 3");
+    db->query("DROP TABLE game_settings");
+    db->query("DELETE FROM schema_migrations WHERE version >= 3");
     for (const char* n : {"bob", "BOB", "Bob"})
       db->query("INSERT INTO users (name, pass_hash, created_at) VALUES (?, 'x', 0)",
                 {std::string(n)});

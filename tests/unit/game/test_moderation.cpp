@@ -34,6 +34,21 @@ TEST(Game, SolverQualificationTestAndReportsWithReview) {
   game->submit_qualification(q, {{"q1", {"img3", "img4"}}});
   game->submit_qualification(q, {{"q1", {"img3", "img4"}}});
   EXPECT_EQ(error_status([&] { game->submit_qualification(q, {{"q1", {"img0", "img1"}}}); }), 403);
+  // The locked-out player is told so by the test itself, with the attempts used.
+  const json locked = game->qualification_test(q);
+  EXPECT_TRUE(locked["locked"].get<bool>());
+  EXPECT_EQ(locked["attempts_left"], 0);
+  EXPECT_EQ(locked["attempts_used"], 2);
+  // Errors name the cue, not the instance id.
+  const Session r = join(*game, "third_player");
+  try {
+    game->submit_qualification(r, {{"q1", {"img0"}}});
+    ADD_FAILURE() << "one pick of two was accepted";
+  } catch (const GameError& e) {
+    EXPECT_NE(std::string(e.what()).find("sky"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("q1"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(game->qualification_test(r)["attempts_left"], 2);
 
   // Report: hidden at once, not handed to solvers, restored or removed by an admin only.
   const json d = game->new_round(p);
@@ -53,7 +68,11 @@ TEST(Game, SolverQualificationTestAndReportsWithReview) {
   ASSERT_EQ(pending["reports"].size(), 1u);
   EXPECT_EQ(pending["reports"][0]["reason"], "offensive");
   game->admin_review(admin, rep["report"], "restore");
-  EXPECT_EQ(game->next_solve(admin)["id"], d["id"]);
+  // Restored: visible again, but never given back to the player who reported it.
+  EXPECT_EQ(game->next_solve(admin)["id"], nullptr);
+  const Session third = join(*game, "third");
+  game->submit_qualification(third, {{"q1", {"img0", "img1"}}});
+  EXPECT_EQ(game->next_solve(third)["id"], d["id"]);
   EXPECT_EQ(error_status([&] { game->admin_review(admin, rep["report"], "remove"); }), 409);
 }
 

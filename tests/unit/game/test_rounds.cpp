@@ -130,7 +130,43 @@ TEST(Game, CreatorQualificationFailsAnEasyAssociation) {
     }
   }
   EXPECT_EQ(game->me(spy)["creator"]["state"], "failed");
-  EXPECT_EQ(error_status([&] { game->new_round(spy); }), 403);
+  // A failed attempt is not final: the next round is a new qualification attempt (new images).
+  const json retry = game->new_round(spy);
+  EXPECT_TRUE(retry["qualification"].get<bool>());
+  EXPECT_EQ(retry["creator"]["state"], "failed");
+  EXPECT_EQ(retry["creator"]["attempt"], 2);
+  const auto c2 = retry["candidates"].get<std::vector<std::string>>();
+  game->submit_round(spy, retry["id"], "moon", {c2[1], c2[2]});  // fool 67
+  EXPECT_EQ(game->me(spy)["creator"]["state"], "pending");
+  // Waiting: nothing to solve for the spymaster, who is told what unblocks it.
+  const json wait = game->next_solve(spy);
+  EXPECT_EQ(wait["id"], nullptr);
+  EXPECT_EQ(wait["next"], "wait");
+  EXPECT_NE(wait["message"].get<std::string>().find("0 of 3 solvers"), std::string::npos)
+      << wait["message"];
+  for (const char* n : {"c_1", "c_2", "c_3"}) {
+    const Session s = join(*game, n);
+    EXPECT_EQ(game->next_solve(s)["id"], retry["id"]);
+    game->submit_solve(s, retry["id"], {c2[1], c2[2]});
+  }
+  EXPECT_EQ(game->me(spy)["creator"]["state"], "qualified");
+  const json next = game->next_solve(spy);
+  EXPECT_EQ(next["next"], "create");
+}
+
+TEST(Game, AWaitingSpymasterIsToldHowManyPlayersMustJoin) {
+  test::TempDir dir;
+  auto game = make_game(dir);
+  const Session spy = join(*game, "spy");
+  const json d = game->new_round(spy);
+  const auto c = d["candidates"].get<std::vector<std::string>>();
+  game->submit_round(spy, d["id"], "moon", {c[1], c[2]});
+  join(*game, "only_one");
+  const json wait = game->next_solve(spy);
+  EXPECT_EQ(wait["next"], "wait");
+  EXPECT_NE(wait["message"].get<std::string>().find("2 more players must join"), std::string::npos)
+      << wait["message"];
+  EXPECT_EQ(error_status([&] { game->new_round(spy); }), 409);
 }
 
 // Issue 23, item 6: simultaneous "new round" requests of one player on several connections

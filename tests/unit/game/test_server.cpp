@@ -9,10 +9,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
 #include <thread>
 
 #include "game_test_util.hpp"
 #include "winokit/io/files.hpp"
+#include "winokit/io/image_decode.hpp"
+#include "winokit/io/png_writer.hpp"
 
 namespace winokit {
 namespace {
@@ -106,6 +109,23 @@ TEST_F(HttpGame, PlaysARoundOverHttp) {
                      json({{"picks", {cands[2], cands[4]}}}).dump());
   ASSERT_EQ(solved->status, 200) << solved->body;
   EXPECT_NEAR(json::parse(solved->body)["score"].get<double>(), 100.0 / 3, 1e-9);
+  // No reply names an image: ids only (the names are the concepts in WinoGAViL's pools).
+  const std::string me = get(spy, "/api/me")->body;
+  for (const auto& entry : game_->pool()) {
+    for (const std::string& body : {draft->body, sub->body, task->body, solved->body, me})
+      EXPECT_EQ(body.find(entry.first), std::string::npos) << entry.first << " in " << body;
+  }
+  // A name where an id belongs matches no candidate (and the error does not echo it).
+  auto draft2 = post(s1, "/api/rounds", "{}");
+  ASSERT_EQ(draft2->status, 200) << draft2->body;
+  const json d2 = json::parse(draft2->body);
+  std::vector<std::string> names2;
+  for (const auto& id : d2["candidates"])
+    names2.push_back(*game_->image_ids().name_of(id.get<std::string>()));
+  auto by_name = post(s1, "/api/rounds/" + std::to_string(d2["id"].get<int>()) + "/submit",
+                      json({{"cue", "ocean"}, {"associations", {names2[0], names2[1]}}}).dump());
+  EXPECT_EQ(by_name->status, 400) << by_name->body;
+  EXPECT_EQ(by_name->body.find(names2[0]), std::string::npos) << by_name->body;
   auto lb = c.Get("/api/leaderboard");
   EXPECT_EQ(json::parse(lb->body)["solvers"][0]["name"], "sol1");
 }
@@ -147,17 +167,45 @@ TEST_F(HttpGame, ImagesAndTheFaviconAreServedFromFiles) {
   EXPECT_EQ(icon->get_header_value("Content-Type").rfind("image/svg+xml", 0), 0u);
   EXPECT_NE(icon->body.find("<svg"), std::string::npos);
   const auto& [name, file] = *game_->pool().begin();
-  auto img = c.Get(("/images/" + name).c_str());
+  // Images by opaque id only: the name (the concept in WinoGAViL's pools) is not a path.
+  const std::string id = game_->image_ids().id_of(name);
+  ASSERT_EQ(id.size(), 24u);
+  EXPECT_EQ(id.find(name), std::string::npos);
+  EXPECT_EQ(c.Get(("/images/" + name).c_str())->status, 404);
+  auto img = c.Get(("/images/" + id).c_str());
   ASSERT_TRUE(img);
   EXPECT_EQ(img->status, 200);
   EXPECT_EQ(img->body, read_file(file));
   HttpRequest req;
   req.method = "GET";
-  req.path = "/images/" + name;
+  req.path = "/images/" + id;
   const HttpResponse res = server_->handle(req);
   EXPECT_EQ(res.status, 200);
   EXPECT_EQ(res.file, file);
   EXPECT_TRUE(res.body.empty());
+  // Thumbnails: a JPEG at one of three sizes (the shorter side), far smaller than a large
+  // original; another size is a clear 400; an unreadable file a clear 404.
+  EXPECT_EQ(c.Get(("/images/" + id + "?w=160").c_str())->status, 404);  // the fixture's fake PNG
+  std::vector<std::uint8_t> rgb(600 * 450 * 3);
+  std::uint32_t x = 2463534242u;  // xorshift noise: a large PNG, like a photo
+  for (auto& v : rgb) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    v = static_cast<std::uint8_t>(x >> 24);
+  }
+  const std::string png = encode_png_rgb8(rgb, 600, 450);
+  std::ofstream(file, std::ios::binary) << png;
+  auto thumb = c.Get(("/images/" + id + "?w=160").c_str());
+  ASSERT_TRUE(thumb);
+  EXPECT_EQ(thumb->status, 200);
+  EXPECT_EQ(thumb->get_header_value("Content-Type"), "image/jpeg");
+  const DecodedImage small = decode_image(thumb->body, "thumb.jpg");
+  EXPECT_EQ(small.width, 213);
+  EXPECT_EQ(small.height, 160);
+  EXPECT_LT(thumb->body.size() * 4, png.size());
+  EXPECT_EQ(c.Get(("/images/" + id + "?w=161").c_str())->status, 400);
+  EXPECT_EQ(c.Get(("/images/" + id + "?w=").c_str())->status, 400);
 }
 
 // Issue 23, item 6: a DNS-rebinding page (a name of the attacker's resolving to this server)
