@@ -23,7 +23,7 @@ print(f"{d:.9f}")' "$1" "$2"; }
 expect "benchmarks lists the registry" 0 "winoground .*Winoground.*" -- "$WINOKIT" benchmarks
 expect "benchmarks lists winogavil" 0 "winogavil .*WinoGAViL" -- "$WINOKIT" benchmarks
 expect "--help lists the benchmarks" 0 "Benchmarks \(winokit run NAME\):" -- "$WINOKIT" --help
-expect "an unknown benchmark names the known ones" 2 "unknown benchmark 'nope' \(known: winoground, winogavil, sugarcrepe, whatsup\)" -- "$WINOKIT" run nope --data x --scores y
+expect "an unknown benchmark names the known ones" 2 "unknown benchmark 'nope' \(known: winoground, winogavil, sugarcrepe, whatsup, aro\)" -- "$WINOKIT" run nope --data x --scores y
 
 "$WINOKIT" synth --out syn --count 24 --seed 4 --image-size 64 >/dev/null 2>&1
 "$WINOKIT" eval --data syn --scorer random --seed 2 --scores-out s.jsonl --json e.json --quiet >/dev/null 2>&1
@@ -182,6 +182,58 @@ grep '"controlled_a/' wu.jsonl > wu-a.jsonl
 expect "one annotation file runs that subset" 0 "\| controlled_a \| 4 \|" -- "$WINOKIT" run whatsup --data wu/data/controlled_images_dataset.json --scores wu-a.jsonl
 rm wu/data/controlled_images/dog_on_table.jpeg
 expect "a missing What'sUp image is named" 3 "1 image\(s\) not found in .*: dog_on_table.jpeg" -- "$WINOKIT" run whatsup --data wu/data/controlled_images_dataset.json --model "${SHARED:-.}/golden/clip/models/tiny-quickgelu-hf"
+
+# --- ARO (VG-Relation, VG-Attribution): the release's folder (two annotation files, images/) ---
+mkdir -p aro/images
+cp syn/images/ex_0_img_0.png aro/images/2345.jpg
+cp syn/images/ex_1_img_0.png aro/images/2346.jpg
+python3 - <<'PY'
+import json
+def item(image, group, box=(8, 4, 40, 30)):
+    d = {"image_id": image, "image_path": image, "bbox_x": box[0], "bbox_y": box[1],
+         "bbox_w": box[2], "bbox_h": box[3], "true_caption": "the dog is on the table",
+         "false_caption": "the table is on the dog"}
+    d.update(group)
+    return d
+# VG-R: on (right, tie), wearing (right), near (wrong; a symmetric relation, out of the macro);
+# item 1's box is the whole image.
+rel = [item("2345.jpg", {"relation_name": r}) for r in ["on", "on", "wearing", "near"]]
+rel[1].update({"bbox_x": 0, "bbox_y": 0, "bbox_w": 64, "bbox_h": 64})
+json.dump(rel, open("aro/visual_genome_relation.json", "w"))
+# VG-A: white_black 25 items (24 right), red_blue 1 item (right; fewer than 25, out of the macro)
+att = [item("2346.jpg", {"attributes": ["white", "black"]}) for _ in range(25)]
+att.append(item("2346.jpg", {"attributes": ["red", "blue"]}, (-5, -5, 30, 50)))
+json.dump(att, open("aro/visual_genome_attribution.json", "w"))
+with open("aro.jsonl", "w") as f:
+    for k, (fs, ts) in enumerate([(0.1, 0.9), (0.5, 0.5), (0.2, 0.4), (0.9, 0.1)]):
+        f.write(json.dumps({"id": "vg_relation/%d" % k, "scores": [[fs], [ts]]}) + "\n")
+    for k in range(26):
+        f.write(json.dumps({"id": "vg_attribution/%d" % k,
+                            "scores": [[0.6], [0.4]] if k == 3 else [[0.1], [0.2]]}) + "\n")
+PY
+expect "benchmarks lists aro" 0 "aro .*ARO: VG-Relation and VG-Attribution" -- "$WINOKIT" benchmarks
+# VG-R macro: mean(on 50, wearing 100) = 75 (near dropped); accuracy 2 of 4, the tie wrong
+expect "run aro from scores: VG-R macro without symmetric relations, the tie wrong" 0 "\| vg_relation \| 4 \| 3 \| 2 \| 3 \| 75\.00 \| 50\.00 \| \[[0-9.]+, [0-9.]+\] \| 1 \|" -- "$WINOKIT" run aro --data aro --scores aro.jsonl --json aro.json --csv aro.csv
+[ "$(num metrics.2.percent aro.json)" = "96.000000000" ] && [ "$(num metrics.3.percent aro.json)" = "96.153846154" ] && ok "aro: VG-A macro over pairs of 25+ items (96), accuracy 25/26" || not_ok "aro VG-A metrics" "$(head -c 600 aro.json)"
+[ "$(wc -l < aro.csv)" -eq 31 ] && strict_csv aro.csv 9 && head -1 aro.csv | grep -q "false_score" && ok "aro --csv: one row per item" || not_ok "aro csv" "$(head -2 aro.csv)"
+grep -q '2345.jpg@8,4,40,30' aro.csv && ok "aro names each crop with its box" || not_ok "aro crop names" "$(sed -n 2p aro.csv)"
+grep '"vg_relation/' aro.jsonl > aro-r.jsonl
+expect "one ARO annotation file runs that subset" 0 "\| vg_relation \| 4 \|" -- "$WINOKIT" run aro --data aro/visual_genome_relation.json --scores aro-r.jsonl
+if [ -n "$SHARED" ]; then
+  SRC=$(cd "$CLI_DIR/../.." && pwd)
+  for fm in "clip:$SHARED/golden/clip/models/tiny-quickgelu-hf" "vilt:$SRC/tests/fixtures/vilt/tiny-rank" "flava:$SRC/tests/fixtures/flava/tiny-pretraining" "siglip:$SRC/tests/fixtures/siglip/tiny-a" "blip:$SRC/tests/fixtures/blip/tiny-itm"; do
+    fam=${fm%%:*} m=${fm#*:}
+    expect "run aro with a model ($fam): the crops are read and scored" 0 "wrote aro-$fam.json" -- "$WINOKIT" run aro --data aro --model "$m" --quiet --json "aro-$fam.json" --bootstrap 200
+    # The crop reaches the model: item 0 (a box) and item 1 (the whole image) score differently.
+    python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["details"]["per_item"]; assert p[0]["true_score"] != p[1]["true_score"], p[:2]' "aro-$fam.json" 2>/dev/null && ok "aro ($fam): a crop and the whole image score differently" || not_ok "aro ($fam): the crop does not reach the model"
+  done
+fi
+mkdir -p aro/part && cp aro/visual_genome_relation.json aro/part/
+expect "an ARO folder missing a file names it" 2 "annotation file\(s\) missing: visual_genome_attribution.json" -- "$WINOKIT" run aro --data aro/part --scores aro.jsonl
+expect "ARO images are looked for in images/" 3 "1 image\(s\) not found in aro/part/images: 2345.jpg" -- "$WINOKIT" run aro --data aro/part/visual_genome_relation.json --model "${SHARED:-.}/golden/clip/models/tiny-quickgelu-hf"
+expect "run aro --images finds them elsewhere" 0 "\| vg_relation \| 4 \|" -- "$WINOKIT" run aro --data aro/part/visual_genome_relation.json --images aro/images --scores aro-r.jsonl
+python3 -c 'import json; j=json.load(open("aro/visual_genome_relation.json")); j[2]["bbox_h"]=0; json.dump(j, open("aro/part/visual_genome_relation.json","w"))'
+expect "a box of no height names the file, the item and the field" 2 "visual_genome_relation.json.*2\.bbox_h" -- "$WINOKIT" run aro --data aro/part/visual_genome_relation.json --scores aro-r.jsonl
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
