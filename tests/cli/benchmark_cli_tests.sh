@@ -23,7 +23,7 @@ print(f"{d:.9f}")' "$1" "$2"; }
 expect "benchmarks lists the registry" 0 "winoground .*Winoground.*" -- "$WINOKIT" benchmarks
 expect "benchmarks lists winogavil" 0 "winogavil .*WinoGAViL" -- "$WINOKIT" benchmarks
 expect "--help lists the benchmarks" 0 "Benchmarks \(winokit run NAME\):" -- "$WINOKIT" --help
-expect "an unknown benchmark names the known ones" 2 "unknown benchmark 'nope' \(known: winoground, winogavil, sugarcrepe, whatsup, aro\)" -- "$WINOKIT" run nope --data x --scores y
+expect "an unknown benchmark names the known ones" 2 "unknown benchmark 'nope' \(known: winoground, winogavil, sugarcrepe, whatsup, aro, mmvp-vlm\)" -- "$WINOKIT" run nope --data x --scores y
 
 "$WINOKIT" synth --out syn --count 24 --seed 4 --image-size 64 >/dev/null 2>&1
 "$WINOKIT" eval --data syn --scorer random --seed 2 --scores-out s.jsonl --json e.json --quiet >/dev/null 2>&1
@@ -234,6 +234,41 @@ expect "ARO images are looked for in images/" 3 "1 image\(s\) not found in aro/p
 expect "run aro --images finds them elsewhere" 0 "\| vg_relation \| 4 \|" -- "$WINOKIT" run aro --data aro/part/visual_genome_relation.json --images aro/images --scores aro-r.jsonl
 python3 -c 'import json; j=json.load(open("aro/visual_genome_relation.json")); j[2]["bbox_h"]=0; json.dump(j, open("aro/part/visual_genome_relation.json","w"))'
 expect "a box of no height names the file, the item and the field" 2 "visual_genome_relation.json.*2\.bbox_h" -- "$WINOKIT" run aro --data aro/part/visual_genome_relation.json --scores aro-r.jsonl
+
+# --- MMVP-VLM: the release's folder (Questions.csv, "MLLM_VLM Images"/TYPE/ID.jpg) ---
+python3 - <<'PY'
+import json, os, shutil
+types = ["Orientation", "Presence", "State", "Quantity", "Spatial", "Color",
+         "Structural Character", "Text", "Camera Perspective"]
+rows = ["Question ID,Type,Statement"]
+for i in range(1, 271):
+    t = types[(i - 1) // 30]
+    os.makedirs("mv/MLLM_VLM Images/" + t, exist_ok=True)
+    shutil.copy("syn/images/ex_%d_img_%d.png" % ((i // 2) % 24, i % 2), "mv/MLLM_VLM Images/%s/%d.jpg" % (t, i))
+    rows.append('%d,%s,"the %s thing, number %d"' % (i, t, t.lower(), i))
+open("mv/Questions.csv", "w").write("\n".join(rows) + "\n")
+# pattern 1: all right but pair 2 (tie on its second statement: strict wrong, official right);
+# pattern 2: all right but pair 17 (tie on its first statement: wrong under both); others wrong
+with open("mv.jsonl", "w") as f:
+    for k in range(135):
+        s = [[0.9, 0.1], [0.1, 0.9]] if k < 30 else [[0.1, 0.9], [0.9, 0.1]]
+        if k == 1: s = [[0.9, 0.1], [0.5, 0.5]]
+        if k == 16: s = [[0.5, 0.5], [0.1, 0.9]]
+        f.write(json.dumps({"id": "%d-%d" % (2 * k + 1, 2 * k + 2), "scores": s}) + "\n")
+PY
+expect "benchmarks lists mmvp-vlm" 0 "mmvp-vlm .*MMVP-VLM" -- "$WINOKIT" benchmarks
+# strict: 14/15, 14/15, 0 x 7 -> mean 20.74; official: 15/15, 14/15 -> mean 21.48
+expect "run mmvp-vlm from scores: strict and official pair accuracy" 0 "\| Orientation and Direction \| 15 \| 93\.33 \| \[[0-9.]+, [0-9.]+\] \| 100\.00 \| 1 \|" -- "$WINOKIT" run mmvp-vlm --data mv --scores mv.jsonl --json mv.json --csv mv.csv
+[ "$(num details.average_percent mv.json)" = "20.740740741" ] && [ "$(num details.average_official_percent mv.json)" = "21.481481481" ] && ok "mmvp-vlm: average 20.74, official 21.48" || not_ok "mmvp-vlm averages" "$(grep -o '"average[^,]*' mv.json | head -4)"
+[ "$(wc -l < mv.csv)" -eq 136 ] && strict_csv mv.csv 8 && ok "mmvp-vlm --csv: one row per pair" || not_ok "mmvp-vlm csv" "$(head -2 mv.csv)"
+if [ -n "$SHARED" ]; then
+  expect "run mmvp-vlm with a model" 0 "\| Viewpoint and Perspective \| 15 \|" -- "$WINOKIT" run mmvp-vlm --data mv --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --bootstrap 200
+  expect "run mmvp-vlm with a cross-encoder (blip)" 0 "\| average \| 135 \|" -- "$WINOKIT" run mmvp-vlm --data mv --model "$(cd "$CLI_DIR/../.." && pwd)/tests/fixtures/blip/tiny-itm" --bootstrap 200
+fi
+head -269 mv/Questions.csv > mv-short.csv
+expect "a Questions.csv short of the release's 135 pairs is refused" 2 "expected the release's 135 pairs \(270 rows\), got 134" -- "$WINOKIT" run mmvp-vlm --data mv-short.csv --scores mv.jsonl
+rm "mv/MLLM_VLM Images/Text/211.jpg"
+expect "a missing MMVP image is named" 3 "1 image\(s\) not found in .*MLLM_VLM Images: 211.jpg" -- "$WINOKIT" run mmvp-vlm --data mv --model "${SHARED:-.}/golden/clip/models/tiny-quickgelu-hf"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -149,5 +149,6 @@ std::unique_ptr<Benchmark> make_winogavil_benchmark();
 std::unique_ptr<Benchmark> make_sugarcrepe_benchmark();
 std::unique_ptr<Benchmark> make_whatsup_benchmark();
 std::unique_ptr<Benchmark> make_aro_benchmark();
+std::unique_ptr<Benchmark> make_mmvp_benchmark();
 
 }  // namespace winokit
