@@ -270,5 +270,34 @@ expect "a Questions.csv short of the release's 135 pairs is refused" 2 "expected
 rm "mv/MLLM_VLM Images/Text/211.jpg"
 expect "a missing MMVP image is named" 3 "1 image\(s\) not found in .*MLLM_VLM Images: 211.jpg" -- "$WINOKIT" run mmvp-vlm --data mv --model "${SHARED:-.}/golden/clip/models/tiny-quickgelu-hf"
 
+# --- winokit run all: the benchmarks of a config file, one summary table and one report each ---
+python3 - <<'PY'
+import json
+json.dump({"sugarcrepe": {"data": "sc/data", "scores": "sc.jsonl"},
+           "whatsup": {"data": "wu-all/data", "scores": "wu.jsonl"},
+           "aro": {"data": "aro", "scores": "aro.jsonl"}}, open("all-scores.json", "w"))
+json.dump({"sugarcrepe": {"data": "sc/data", "images": "sc/images"}, "aro": {"data": "aro"}},
+          open("all-model.json", "w"))
+json.dump({"sugarcrepe": {"data": "sc/data", "images": "sc/images"}, "aro": {"data": "nowhere"}},
+          open("all-missing.json", "w"))
+json.dump({"sugarcrepe": {"data": "sc/data", "imgs": "sc/images"}}, open("all-badkey.json", "w"))
+json.dump({"sugarcrep": {"data": "sc/data"}}, open("all-unknown.json", "w"))
+PY
+mkdir -p wu-all && cp -r wu/data wu-all/ && python3 -c 'import json; json.dump([[2345, "A cup in front of a plate", "A cup behind a plate"]], open("wu-all/data/vg_qa_two_obj.json", "w"))'
+expect "run all from scores files: one summary table" 0 "\| aro \| vg_relation macro accuracy \| 75\.00 \| 3 \|" -- "$WINOKIT" run all --config all-scores.json --reports all-s --json all-s.json
+[ -s all-s/sugarcrepe.json ] && [ -s all-s/whatsup.md ] && [ -s all-s/aro.csv ] && [ -s all-s/summary.md ] && ok "run all writes every benchmark's report and the summary" || not_ok "run all reports" "$(ls all-s)"
+[ "$(num metrics.7.percent all-s/sugarcrepe.json)" = "$(num metrics.7.percent sc.json)" ] && [ "$(num metrics.0.percent all-s/aro.json)" = "$(num metrics.0.percent aro.json)" ] && ok "run all = each benchmark run alone" || not_ok "run all figures"
+grep -q "| sugarcrepe | mean of subsets | 80.95 | 9 |" all-s/summary.md && ok "run all summary holds every headline metric" || not_ok "run all summary" "$(head -8 all-s/summary.md)"
+if [ -n "$SHARED" ]; then
+  expect "run all with a model" 0 "\| aro \| vg_attribution \| [0-9.]+ \| 26 \|" -- "$WINOKIT" run all --config all-model.json --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --reports all-m --bootstrap 200
+  [ "$(num details.per_item.3.true_score all-m/aro.json)" = "$(num details.per_item.3.true_score aro-clip.json)" ] && ok "run all --model scores as run aro" || not_ok "run all --model scores"
+fi
+expect "run all: a missing data folder is named before any model work" 3 "all-missing.json: aro.data: nowhere: not found" -- "$WINOKIT" run all --config all-missing.json --model no-such-model --reports never
+[ ! -e never ] && ok "run all wrote nothing on error" || not_ok "run all wrote on error"
+expect "run all: an unknown key names the file and the key" 2 "all-badkey.json: field 'sugarcrepe.imgs'" -- "$WINOKIT" run all --config all-badkey.json --model no-such-model --reports never
+expect "run all: an unknown benchmark names the known ones" 2 "unknown benchmark 'sugarcrep'" -- "$WINOKIT" run all --config all-unknown.json --model no-such-model --reports never
+expect "run all needs --config" 2 "winokit run all needs --config FILE" -- "$WINOKIT" run all --model no-such-model --reports never
+expect "run all without a model needs scores for every benchmark" 2 "or a scores file for every benchmark" -- "$WINOKIT" run all --config all-model.json --reports never
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
