@@ -23,7 +23,7 @@ print(f"{d:.9f}")' "$1" "$2"; }
 expect "benchmarks lists the registry" 0 "winoground .*Winoground.*" -- "$WINOKIT" benchmarks
 expect "benchmarks lists winogavil" 0 "winogavil .*WinoGAViL" -- "$WINOKIT" benchmarks
 expect "--help lists the benchmarks" 0 "Benchmarks \(winokit run NAME\):" -- "$WINOKIT" --help
-expect "an unknown benchmark names the known ones" 2 "unknown benchmark 'nope' \(known: winoground, winogavil, sugarcrepe, whatsup, aro, mmvp-vlm\)" -- "$WINOKIT" run nope --data x --scores y
+expect "an unknown benchmark names the known ones" 2 "unknown benchmark 'nope' \(known: winoground, winogavil, sugarcrepe, whatsup, aro, mmvp-vlm, valse\)" -- "$WINOKIT" run nope --data x --scores y
 
 "$WINOKIT" synth --out syn --count 24 --seed 4 --image-size 64 >/dev/null 2>&1
 "$WINOKIT" eval --data syn --scorer random --seed 2 --scores-out s.jsonl --json e.json --quiet >/dev/null 2>&1
@@ -269,6 +269,46 @@ head -269 mv/Questions.csv > mv-short.csv
 expect "a Questions.csv short of the release's 135 pairs is refused" 2 "expected the release's 135 pairs \(270 rows\), got 134" -- "$WINOKIT" run mmvp-vlm --data mv-short.csv --scores mv.jsonl
 rm "mv/MLLM_VLM Images/Text/211.jpg"
 expect "a missing MMVP image is named" 3 "1 image\(s\) not found in .*MLLM_VLM Images: 211.jpg" -- "$WINOKIT" run mmvp-vlm --data mv --model "${SHARED:-.}/golden/clip/models/tiny-quickgelu-hf"
+
+# --- VALSE: the release's data/ folder (11 piece files; images in config.py's folders) ---
+python3 - <<'PY'
+import json, os, shutil
+folders = {"existence": "visual7w/images", "plurals": "plurals/test_images",
+           "counting-hard": "visual7w/images", "counting-small-quant": "visual7w/images",
+           "counting-adversarial": "visual7w/images", "relations": "relations/test_images",
+           "action-replacement": "actions/images_512", "actant-swap": "actions/images_512",
+           "coreference-standard": "coref/release_too_many_is_this_in_color/images",
+           "coreference-hard": "coref/release_v18/test_images", "foil-it": "val2014"}
+with open("va.jsonl", "w") as f:
+    for n, (piece, folder) in enumerate(folders.items()):
+        os.makedirs("va/data/" + folder, exist_ok=True)
+        items = {}
+        for k in range(3):
+            image = "%s_%d.jpg" % (piece, k)
+            shutil.copy("syn/images/ex_%d_img_%d.png" % (n, k % 2), "va/data/%s/%s" % (folder, image))
+            # the third item of each piece is not in the valid set (1 of 3 annotators)
+            items["%s_%d" % (piece, k)] = {"dataset": "x", "image_file": image,
+                                           "caption": "two dogs on a sofa", "foil": "two cats on a sofa",
+                                           "mturk": {"foil": 0, "caption": 3 if k < 2 else 1, "other": 0}}
+            if k < 2:
+                # existence: right, tie (wrong); every other piece: right, right
+                s = [[0.5], [0.5]] if (piece == "existence" and k == 1) else [[0.8], [0.2]]
+                f.write(json.dumps({"id": "%s/%s_%d" % (piece, piece, k), "scores": s}) + "\n")
+        json.dump(items, open("va/data/%s.json" % piece, "w"))
+PY
+expect "benchmarks lists valse" 0 "valse .*VALSE" -- "$WINOKIT" benchmarks
+expect "run valse from scores: acc_r over the valid set, a tie wrong" 0 "\| existence \| existence \| 3 \| 2 \| 50\.00 \| \[[0-9.]+, [0-9.]+\] \| 1 \|" -- "$WINOKIT" run valse --data va/data --scores va.jsonl --json va.json --csv va.csv
+[ "$(num metrics.11.percent va.json)" = "95.454545455" ] && ok "valse: mean of the 11 pieces (10 x 100 + 50) / 11" || not_ok "valse mean" "$(head -c 400 va.json)"
+[ "$(wc -l < va.csv)" -eq 23 ] && strict_csv va.csv 8 && ok "valse --csv: one row per valid item" || not_ok "valse csv" "$(head -2 va.csv)"
+grep '"plurals/' va.jsonl > va-plurals.jsonl
+expect "one VALSE piece file runs that piece" 0 "\| plurals \| plurality \| 3 \| 2 \| 100\.00 \|" -- "$WINOKIT" run valse --data va/data/plurals.json --scores va-plurals.jsonl
+if [ -n "$SHARED" ]; then
+  expect "run valse with a model" 0 "\| foil-it \| foil-it \| 3 \| 2 \|" -- "$WINOKIT" run valse --data va/data --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --bootstrap 200
+fi
+rm va/data/actions/images_512/actant-swap_1.jpg
+expect "a missing VALSE image is named" 3 "1 image\(s\) not found in va/data: actant-swap_1.jpg" -- "$WINOKIT" run valse --data va/data --model "${SHARED:-.}/golden/clip/models/tiny-quickgelu-hf"
+rm va/data/relations.json
+expect "a VALSE folder missing a piece names it" 2 "piece file\(s\) missing: relations.json" -- "$WINOKIT" run valse --data va/data --scores va.jsonl
 
 # --- winokit run all: the benchmarks of a config file, one summary table and one report each ---
 python3 - <<'PY'

@@ -150,5 +150,6 @@ std::unique_ptr<Benchmark> make_sugarcrepe_benchmark();
 std::unique_ptr<Benchmark> make_whatsup_benchmark();
 std::unique_ptr<Benchmark> make_aro_benchmark();
 std::unique_ptr<Benchmark> make_mmvp_benchmark();
+std::unique_ptr<Benchmark> make_valse_benchmark();
 
 }  // namespace winokit
