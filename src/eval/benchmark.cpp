@@ -10,6 +10,7 @@
 #include "winokit/core/text.hpp"
 #include "winokit/eval/stats.hpp"
 #include "winokit/io/files.hpp"
+#include "winokit/io/npy.hpp"
 #include "winokit/io/png_writer.hpp"
 #include "winokit/model/preprocess.hpp"
 
@@ -27,6 +28,7 @@ std::vector<std::unique_ptr<Benchmark>> builtin_benchmarks() {
   list.push_back(make_aro_benchmark());
   list.push_back(make_mmvp_benchmark());
   list.push_back(make_valse_benchmark());
+  list.push_back(make_eqben_benchmark());
   return list;
 }
 
@@ -191,6 +193,36 @@ ImageRequest cropped_image_request(const std::filesystem::path& path, const std:
             return out;
           },
           {}};
+}
+
+ImageRequest npy_bgr_image_request(const std::filesystem::path& path, const std::string& name) {
+  return {
+      name,
+      [path, name] {
+        const NpyArray a = read_npy(path);
+        if (a.shape.size() != 3 || a.shape[2] != 3 || a.shape[0] <= 0 || a.shape[1] <= 0) {
+          throw InputError({path.string(), 0, "shape"},
+                           "expected a frame of height x width x 3 (BGR)");
+        }
+        const int h = static_cast<int>(a.shape[0]), w = static_cast<int>(a.shape[1]);
+        std::vector<std::uint8_t> rgb(a.values.size());
+        for (std::size_t p = 0; p + 2 < a.values.size(); p += 3) {
+          for (int c = 0; c < 3; ++c) {
+            const float v = a.values[p + 2 - static_cast<std::size_t>(c)];  // [2, 1, 0]
+            if (!(v >= 0 && v <= 255) || v != std::floor(v)) {
+              throw InputError({path.string(), 0, "data"}, "expected uint8 pixel values (0-255)");
+            }
+            rgb[p + static_cast<std::size_t>(c)] = static_cast<std::uint8_t>(v);
+          }
+        }
+        ImageBytes out;
+        out.name = name;
+        out.source = path.string();
+        out.bytes = encode_png_rgb8(rgb, w, h);
+        out.format = ImageFormat::Png;
+        return out;
+      },
+      {}};
 }
 
 BenchmarkMetric accuracy_metric(const std::string& name, const std::vector<std::uint8_t>& right,

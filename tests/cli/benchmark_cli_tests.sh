@@ -23,7 +23,7 @@ print(f"{d:.9f}")' "$1" "$2"; }
 expect "benchmarks lists the registry" 0 "winoground .*Winoground.*" -- "$WINOKIT" benchmarks
 expect "benchmarks lists winogavil" 0 "winogavil .*WinoGAViL" -- "$WINOKIT" benchmarks
 expect "--help lists the benchmarks" 0 "Benchmarks \(winokit run NAME\):" -- "$WINOKIT" --help
-expect "an unknown benchmark names the known ones" 2 "unknown benchmark 'nope' \(known: winoground, winogavil, sugarcrepe, whatsup, aro, mmvp-vlm, valse\)" -- "$WINOKIT" run nope --data x --scores y
+expect "an unknown benchmark names the known ones" 2 "unknown benchmark 'nope' \(known: winoground, winogavil, sugarcrepe, whatsup, aro, mmvp-vlm, valse, eqben\)" -- "$WINOKIT" run nope --data x --scores y
 
 "$WINOKIT" synth --out syn --count 24 --seed 4 --image-size 64 >/dev/null 2>&1
 "$WINOKIT" eval --data syn --scorer random --seed 2 --scores-out s.jsonl --json e.json --quiet >/dev/null 2>&1
@@ -309,6 +309,45 @@ rm va/data/actions/images_512/actant-swap_1.jpg
 expect "a missing VALSE image is named" 3 "1 image\(s\) not found in va/data: actant-swap_1.jpg" -- "$WINOKIT" run valse --data va/data --model "${SHARED:-.}/golden/clip/models/tiny-quickgelu-hf"
 rm va/data/relations.json
 expect "a VALSE folder missing a piece names it" 2 "piece file\(s\) missing: relations.json" -- "$WINOKIT" run valse --data va/data --scores va.jsonl
+
+# --- EqBen: the released subset (a Winoground-style JSON list; image_subset/, YouCook2 as .npy) ---
+mkdir -p eq/image_subset/eqbenag/v1 eq/image_subset/eqbenyoucook2
+cp syn/images/ex_2_img_0.png eq/image_subset/eqbenag/v1/a.png
+cp syn/images/ex_2_img_1.png eq/image_subset/eqbenag/v1/b.png
+python3 - <<'PY'
+import json, struct, zlib
+w, h = 32, 24
+px = [[((x * 8) % 256, (y * 10) % 256, (x * y) % 256) for x in range(w)] for y in range(h)]
+def png(rows):
+    raw = b"".join(b"\x00" + bytes(c for p in row for c in p) for row in rows)
+    chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xffffffff)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+def npy(rows):  # uint8, height x width x 3, BGR
+    header = "{'descr': '|u1', 'fortran_order': False, 'shape': (%d, %d, 3), }" % (h, w)
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + bytes(c for row in rows for p in row for c in p[::-1])
+open("eq/image_subset/eqbenag/v1/c.png", "wb").write(png(px))
+open("eq/image_subset/eqbenyoucook2/c.npy", "wb").write(npy(px))
+open("eq/image_subset/eqbenyoucook2/d.npy", "wb").write(npy([row[::-1] for row in px]))
+pair = lambda a, b: {"image0": a, "caption0": "the door is open", "image1": b, "caption1": "the door is closed"}
+json.dump([pair("eqbenag/v1/a.png", "eqbenag/v1/b.png"), pair("eqbenag/v1/c.png", "eqbenag/v1/a.png"),
+           pair("eqbenyoucook2/c.npy", "eqbenyoucook2/d.npy")], open("eq/eqben_subset_10percent_final.json", "w"))
+with open("eq.jsonl", "w") as f:  # as the unit test: all right; a text tie; image wrong
+    for k, s in enumerate([[[0.9, 0.1], [0.2, 0.8]], [[0.9, 0.1], [0.9, 0.95]], [[0.5, 0.6], [0.1, 0.9]]]):
+        f.write(json.dumps({"id": str(k), "scores": s}) + "\n")
+PY
+expect "benchmarks lists eqben" 0 "eqben .*EqBen" -- "$WINOKIT" benchmarks
+expect "run eqben from scores: Winoground scores, a tie wrong" 0 "\| group score \| 33\.33 \| 3 \|" -- "$WINOKIT" run eqben --data eq/eqben_subset_10percent_final.json --scores eq.jsonl --json eq.json --csv eq.csv
+[ "$(num metrics.0.percent eq.json)" = "66.666666667" ] && [ "$(num metrics.1.percent eq.json)" = "66.666666667" ] && ok "eqben: text and image 66.67" || not_ok "eqben metrics" "$(head -c 400 eq.json)"
+[ "$(wc -l < eq.csv)" -eq 4 ] && strict_csv eq.csv 13 && ok "eqben --csv: one row per item" || not_ok "eqben csv" "$(head -2 eq.csv)"
+if [ -n "$SHARED" ]; then
+  expect "run eqben with a model (png and .npy frames)" 0 "wrote eqm.json" -- "$WINOKIT" run eqben --data eq/eqben_subset_10percent_final.json --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --quiet --json eqm.json --bootstrap 200
+  # c.png and c.npy (the same pixels, BGR) score the same with the same caption
+  [ -s eqm.json ] && [ "$(num details.per_item.1.c0_i0 eqm.json)" = "$(num details.per_item.2.c0_i0 eqm.json)" ] && ok "eqben: a .npy frame scores as the same pixels in a PNG" || not_ok "eqben npy frame" "$(num details.per_item.1.c0_i0 eqm.json) vs $(num details.per_item.2.c0_i0 eqm.json)"
+fi
+rm eq/image_subset/eqbenyoucook2/d.npy
+expect "a missing EqBen image is named" 3 "1 image\(s\) not found in eq/image_subset: d.npy" -- "$WINOKIT" run eqben --data eq/eqben_subset_10percent_final.json --model "${SHARED:-.}/golden/clip/models/tiny-quickgelu-hf"
 
 # --- winokit run all: the benchmarks of a config file, one summary table and one report each ---
 python3 - <<'PY'

@@ -132,6 +132,10 @@ DecodedImage crop_image(const DecodedImage& image, const CropBox& box);
 // Its name is "NAME@x,y,w,h" (the cache key comes from the PNG's bytes).
 ImageRequest cropped_image_request(const std::filesystem::path& path, const std::string& name,
                                    const CropBox& box);
+// An image request for a .npy frame (uint8, height x width x 3, BGR: EqBen's YouCook2 frames,
+// read as `Image.fromarray(np.load(f)[:, :, [2, 1, 0]], 'RGB')`), handed to the model as a
+// lossless RGB PNG. InputError naming the file for another shape or dtype.
+ImageRequest npy_bgr_image_request(const std::filesystem::path& path, const std::string& name);
 // Accuracy figures of items whose outcome is a 0/1 each: the headline metric with a seeded
 // bootstrap percentile interval (`seed_name` derives the seed).
 BenchmarkMetric accuracy_metric(const std::string& name, const std::vector<std::uint8_t>& right,
@@ -151,5 +155,6 @@ std::unique_ptr<Benchmark> make_whatsup_benchmark();
 std::unique_ptr<Benchmark> make_aro_benchmark();
 std::unique_ptr<Benchmark> make_mmvp_benchmark();
 std::unique_ptr<Benchmark> make_valse_benchmark();
+std::unique_ptr<Benchmark> make_eqben_benchmark();
 
 }  // namespace winokit
