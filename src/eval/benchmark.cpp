@@ -26,6 +26,7 @@ std::vector<std::unique_ptr<Benchmark>> builtin_benchmarks() {
   list.push_back(make_sugarcrepe_benchmark());
   list.push_back(make_whatsup_benchmark());
   list.push_back(make_aro_benchmark());
+  list.push_back(make_aro_order_benchmark());
   list.push_back(make_mmvp_benchmark());
   list.push_back(make_valse_benchmark());
   list.push_back(make_eqben_benchmark());

@@ -23,7 +23,7 @@ print(f"{d:.9f}")' "$1" "$2"; }
 expect "benchmarks lists the registry" 0 "winoground .*Winoground.*" -- "$WINOKIT" benchmarks
 expect "benchmarks lists winogavil" 0 "winogavil .*WinoGAViL" -- "$WINOKIT" benchmarks
 expect "--help lists the benchmarks" 0 "Benchmarks \(winokit run NAME\):" -- "$WINOKIT" --help
-expect "an unknown benchmark names the known ones" 2 "unknown benchmark 'nope' \(known: winoground, winogavil, sugarcrepe, whatsup, aro, mmvp-vlm, valse, eqben\)" -- "$WINOKIT" run nope --data x --scores y
+expect "an unknown benchmark names the known ones" 2 "unknown benchmark 'nope' \(known: winoground, winogavil, sugarcrepe, whatsup, aro, aro-order, mmvp-vlm, valse, eqben\)" -- "$WINOKIT" run nope --data x --scores y
 
 "$WINOKIT" synth --out syn --count 24 --seed 4 --image-size 64 >/dev/null 2>&1
 "$WINOKIT" eval --data syn --scorer random --seed 2 --scores-out s.jsonl --json e.json --quiet >/dev/null 2>&1
@@ -234,6 +234,26 @@ expect "ARO images are looked for in images/" 3 "1 image\(s\) not found in aro/p
 expect "run aro --images finds them elsewhere" 0 "\| vg_relation \| 4 \|" -- "$WINOKIT" run aro --data aro/part/visual_genome_relation.json --images aro/images --scores aro-r.jsonl
 python3 -c 'import json; j=json.load(open("aro/visual_genome_relation.json")); j[2]["bbox_h"]=0; json.dump(j, open("aro/part/visual_genome_relation.json","w"))'
 expect "a box of no height names the file, the item and the field" 2 "visual_genome_relation.json.*2\.bbox_h" -- "$WINOKIT" run aro --data aro/part/visual_genome_relation.json --scores aro-r.jsonl
+
+# --- ARO COCO-/Flickr30k-Order: the official dataset's test cases written out as JSON ---
+mkdir -p ord/val2014
+cp syn/images/ex_3_img_0.png ord/val2014/COCO_val2014_000000000001.jpg
+cp syn/images/ex_4_img_0.png ord/val2014/COCO_val2014_000000000002.jpg
+python3 - <<'PY'
+import json
+opts = ["a dog on a mat", "mat a on dog a", "a mat on a dog", "on a dog a mat", "dog a mat on a"]
+json.dump([{"image": "val2014/COCO_val2014_000000000001.jpg", "caption_options": opts},
+           {"image": "val2014/COCO_val2014_000000000002.jpg", "caption_options": opts}],
+          open("ord/coco_order.json", "w"))
+with open("ord.jsonl", "w") as f:  # right; a tie with a reordering (strict wrong, official right)
+    f.write(json.dumps({"id": "0", "scores": [[0.9], [0.1], [0.2], [0.3], [0.4]]}) + "\n")
+    f.write(json.dumps({"id": "1", "scores": [[0.5], [0.5], [0.1], [0.1], [0.1]]}) + "\n")
+PY
+expect "run aro-order from scores: Precision@1 strict and official, the tie" 0 "\| coco_order \| 2 \| 50\.00 \| \[[0-9.]+, [0-9.]+\] \| 100\.00 \| 1 \|" -- "$WINOKIT" run aro-order --data ord/coco_order.json --scores ord.jsonl
+if [ -n "$SHARED" ]; then
+  expect "run aro-order with a model" 0 "\| coco_order \| 2 \|" -- "$WINOKIT" run aro-order --data ord/coco_order.json --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --bootstrap 200
+fi
+expect "aro-order images are looked for under --images" 3 "2 image\(s\) not found in sc: COCO_val2014_000000000001.jpg, COCO_val2014_000000000002.jpg" -- "$WINOKIT" run aro-order --data ord/coco_order.json --images sc --model "${SHARED:-.}/golden/clip/models/tiny-quickgelu-hf"
 
 # --- MMVP-VLM: the release's folder (Questions.csv, "MLLM_VLM Images"/TYPE/ID.jpg) ---
 python3 - <<'PY'

@@ -153,6 +153,7 @@ std::unique_ptr<Benchmark> make_winogavil_benchmark();
 std::unique_ptr<Benchmark> make_sugarcrepe_benchmark();
 std::unique_ptr<Benchmark> make_whatsup_benchmark();
 std::unique_ptr<Benchmark> make_aro_benchmark();
+std::unique_ptr<Benchmark> make_aro_order_benchmark();
 std::unique_ptr<Benchmark> make_mmvp_benchmark();
 std::unique_ptr<Benchmark> make_valse_benchmark();
 std::unique_ptr<Benchmark> make_eqben_benchmark();

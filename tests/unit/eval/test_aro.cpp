@@ -8,6 +8,7 @@
 #include "test_util.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/data/aro.hpp"
+#include "winokit/data/aro_order.hpp"
 #include "winokit/eval/benchmark.hpp"
 #include "winokit/io/png_writer.hpp"
 
@@ -160,6 +161,34 @@ TEST(CompositionalAro, MacroAccuracyAsTheOfficialEvaluation) {
   // A row of the wrong width is refused.
   s[0] = {1.0};
   EXPECT_NE(error_of([&] { b.evaluate(data, s, {}); }).find("needs 2 scores"), std::string::npos);
+}
+
+TEST(CompositionalAro, OrderPrecisionAtOneStrictAndOfficial) {
+  test::TempDir dir;
+  const std::string opts = R"(["a dog on a mat", "mat a on dog a", "a mat on a dog",
+                                "on a dog a mat", "dog a mat on a"])";
+  dir.write("coco_order.json", R"([{"image": "val2014/x.jpg", "caption_options": )" + opts +
+                                   R"(}, {"image": "val2014/y.jpg", "caption_options": )" + opts +
+                                   R"(}, {"image": "val2014/z.jpg", "caption_options": )" + opts +
+                                   "}]");
+  const AroOrderDataset d = load_aro_order(dir.path() / "coco_order.json");
+  ASSERT_EQ(d.items.size(), 3u);
+  EXPECT_EQ(d.subset, "coco_order");
+  EXPECT_EQ(d.items[1].captions.size(), 5u);
+  const Benchmark& b = find_benchmark("aro-order");
+  const BenchmarkData data = b.load({.data = dir.path() / "coco_order.json", .need_images = false});
+  EXPECT_EQ(data.items[0].images[0].name, "val2014/x.jpg");
+  // right; a tie with a reordering (strict wrong, argmax == 0 right); a reordering above
+  const std::vector<ItemScores> s = {
+      {0.9, 0.1, 0.2, 0.3, 0.4}, {0.5, 0.5, 0.1, 0.1, 0.1}, {0.5, 0.1, 0.6, 0.1, 0.1}};
+  const BenchmarkSummary r = b.evaluate(data, s, {.bootstrap_resamples = 200});
+  ASSERT_EQ(r.metrics.size(), 2u);
+  EXPECT_NEAR(r.metrics[0].percent, 100.0 / 3, 1e-9);
+  EXPECT_NEAR(r.metrics[1].percent, 200.0 / 3, 1e-9);
+  EXPECT_EQ(r.details["ties"], 1);
+  dir.write("bad.json", R"([{"image": "x.jpg", "caption_options": ["only one"]}])");
+  EXPECT_NE(error_of([&] { load_aro_order(dir.path() / "bad.json"); }).find("0.caption_options"),
+            std::string::npos);
 }
 
 }  // namespace
