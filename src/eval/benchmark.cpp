@@ -232,9 +232,12 @@ BenchmarkMetric accuracy_metric(const std::string& name, const std::vector<std::
   for (auto r : right)
     k += r;
   BenchmarkMetric m{
-      name,         right.empty() ? 0.0 : 100.0 * static_cast<double>(k) / right.size(),
-      right.size(), {},
-      {},           {}};
+      name,
+      right.empty() ? 0.0 : 100.0 * static_cast<double>(k) / static_cast<double>(right.size()),
+      right.size(),
+      {},
+      {},
+      {}};
   const BootstrapIntervals b = bootstrap_proportions(right, 1, o.bootstrap_resamples, o.confidence,
                                                      derive_seed(o.seed, seed_name));
   if (b.percentile[0].valid()) {
