@@ -1,11 +1,10 @@
 // SugarCrepe's official JSON files (data/sugarcrepe.hpp).
 #include "winokit/data/sugarcrepe.hpp"
 
-#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "winokit/core/error.hpp"
-#include "winokit/core/hash.hpp"
+#include "winokit/data/subset_files.hpp"
 #include "winokit/io/files.hpp"
 
 namespace winokit {
@@ -30,15 +29,6 @@ namespace {
 std::string older_name(const std::string& subset) {
   const std::size_t at = subset.rfind("_obj");
   return at == std::string::npos ? "" : subset.substr(0, at) + "_ent";
-}
-
-std::string subset_of_file(const fs::path& file) {
-  const std::string stem = file.stem().string();
-  for (const std::string& s : sugarcrepe_subsets())
-    if (stem == s || stem == older_name(s)) return s;
-  throw UsageError(file.string() + ": not a SugarCrepe subset file",
-                   "the release's files are add_obj.json, add_att.json, replace_obj.json, "
-                   "replace_att.json, replace_rel.json, swap_obj.json and swap_att.json");
 }
 
 void read_subset(const fs::path& file, const std::string& subset, SugarCrepeDataset& d) {
@@ -80,48 +70,24 @@ void read_subset(const fs::path& file, const std::string& subset, SugarCrepeData
 }  // namespace
 
 SugarCrepeDataset load_sugarcrepe(const fs::path& path) {
+  SubsetLayout layout{
+      "SugarCrepe subset file",
+      {},
+      "the release's data/ folder has all 7; to run one subset, pass its file",
+      "the release's files are add_obj.json, add_att.json, replace_obj.json, replace_att.json, "
+      "replace_rel.json, swap_obj.json and swap_att.json",
+      "no SugarCrepe subset file (add_obj.json, ..., swap_att.json)",
+      "pass the data/ folder of RAIVNLab/sugar-crepe, or one subset's file"};
+  for (const std::string& s : sugarcrepe_subsets()) {
+    std::vector<std::string> names = {s + ".json"};
+    if (!older_name(s).empty()) names.push_back(older_name(s) + ".json");
+    layout.subsets.emplace_back(s, names);
+  }
   SugarCrepeDataset d;
   d.root = path;
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    for (const std::string& s : sugarcrepe_subsets()) {
-      for (const std::string& name : {s, older_name(s)}) {
-        if (name.empty()) continue;
-        const fs::path file = path / (name + ".json");
-        if (fs::is_regular_file(file, ec)) {
-          read_subset(file, s, d);
-          break;
-        }
-      }
-    }
-    if (d.files.empty()) {
-      throw UsageError(path.string() +
-                           ": no SugarCrepe subset file (add_obj.json, ..., "
-                           "swap_att.json)",
-                       "pass the data/ folder of RAIVNLab/sugar-crepe, or one subset's file");
-    }
-    // A folder is the whole benchmark: a missing subset would silently shrink N.
-    std::string missing;
-    for (const std::string& s : sugarcrepe_subsets()) {
-      const bool found = std::any_of(d.items.begin(), d.items.end(),
-                                     [&](const SugarCrepeItem& i) { return i.subset == s; });
-      if (!found) missing += (missing.empty() ? "" : ", ") + s + ".json";
-    }
-    if (!missing.empty()) {
-      throw UsageError(path.string() + ": SugarCrepe subset file(s) missing: " + missing,
-                       "the release's data/ folder has all 7; to run one subset, pass its file");
-    }
-  } else {
-    if (!fs::exists(path, ec)) throw IoError(path.string() + ": not found");
-    read_subset(path, subset_of_file(path), d);
-  }
-  // Each file hashed once: one file's own SHA-256, or the hash of the names and hashes.
-  std::string manifest, last;
-  for (const fs::path& f : d.files) {
-    last = sha256_file(f);
-    manifest += f.filename().string() + " " + last + "\n";
-  }
-  d.sha256 = d.files.size() == 1 ? last : sha256_hex(manifest);
+  for (const SubsetFile& f : find_subset_files(path, layout))
+    read_subset(f.file, f.subset, d);
+  d.sha256 = sha256_of_files(d.files);
   return d;
 }
 

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "winokit/core/error.hpp"
-#include "winokit/core/hash.hpp"
+#include "winokit/data/subset_files.hpp"
 #include "winokit/io/files.hpp"
 
 namespace winokit {
@@ -151,15 +151,6 @@ void read_qa(const nlohmann::json& j, const fs::path& file, const std::string& s
   }
 }
 
-std::string subset_of_file(const fs::path& file) {
-  for (const std::string& s : whatsup_subsets())
-    if (file.filename() == whatsup_file(s)) return s;
-  throw UsageError(file.string() + ": not a What'sUp annotation file",
-                   "the release's files are controlled_images_dataset.json, "
-                   "controlled_clevr_dataset.json, coco_qa_one_obj.json, coco_qa_two_obj.json, "
-                   "vg_qa_one_obj.json and vg_qa_two_obj.json");
-}
-
 void read_file_of(const fs::path& file, const std::string& subset, WhatsUpDataset& d) {
   nlohmann::json j;
   try {
@@ -181,31 +172,21 @@ void read_file_of(const fs::path& file, const std::string& subset, WhatsUpDatase
 }  // namespace
 
 WhatsUpDataset load_whatsup(const fs::path& path) {
+  SubsetLayout layout{
+      "What'sUp annotation file",
+      {},
+      "the release's data folder has all six; to run one subset, pass its file",
+      "the release's files are controlled_images_dataset.json, controlled_clevr_dataset.json, "
+      "coco_qa_one_obj.json, coco_qa_two_obj.json, vg_qa_one_obj.json and vg_qa_two_obj.json",
+      {},
+      {}};
+  for (const std::string& s : whatsup_subsets())
+    layout.subsets.emplace_back(s, std::vector<std::string>{whatsup_file(s)});
   WhatsUpDataset d;
   d.root = path;
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    std::string missing;
-    for (const std::string& s : whatsup_subsets())
-      if (!fs::is_regular_file(path / whatsup_file(s), ec))
-        missing += (missing.empty() ? "" : ", ") + whatsup_file(s);
-    if (!missing.empty()) {
-      throw UsageError(path.string() + ": What'sUp annotation file(s) missing: " + missing,
-                       "the release's data folder has all six; to run one subset, pass its file");
-    }
-    for (const std::string& s : whatsup_subsets())
-      read_file_of(path / whatsup_file(s), s, d);
-  } else {
-    if (!fs::exists(path, ec)) throw IoError(path.string() + ": not found");
-    read_file_of(path, subset_of_file(path), d);
-  }
-  // Each file hashed once: one file's own SHA-256, or the hash of the names and hashes.
-  std::string manifest, last;
-  for (const fs::path& f : d.files) {
-    last = sha256_file(f);
-    manifest += f.filename().string() + " " + last + "\n";
-  }
-  d.sha256 = d.files.size() == 1 ? last : sha256_hex(manifest);
+  for (const SubsetFile& f : find_subset_files(path, layout))
+    read_file_of(f.file, f.subset, d);
+  d.sha256 = sha256_of_files(d.files);
   return d;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "winokit/core/error.hpp"
@@ -9,6 +10,9 @@
 #include "winokit/core/text.hpp"
 #include "winokit/eval/stats.hpp"
 #include "winokit/io/files.hpp"
+#include "winokit/io/npy.hpp"
+#include "winokit/io/png_writer.hpp"
+#include "winokit/model/preprocess.hpp"
 
 namespace winokit {
 
@@ -21,6 +25,11 @@ std::vector<std::unique_ptr<Benchmark>> builtin_benchmarks() {
   list.push_back(make_winogavil_benchmark());
   list.push_back(make_sugarcrepe_benchmark());
   list.push_back(make_whatsup_benchmark());
+  list.push_back(make_aro_benchmark());
+  list.push_back(make_aro_order_benchmark());
+  list.push_back(make_mmvp_benchmark());
+  list.push_back(make_valse_benchmark());
+  list.push_back(make_eqben_benchmark());
   return list;
 }
 
@@ -136,15 +145,99 @@ ImageRequest unread_image(const std::string& name) {
           {}};
 }
 
+DecodedImage crop_image(const DecodedImage& image, const CropBox& box) {
+  const DecodedImage rgb = to_rgb(image);
+  // Python's round: half to even (nearbyint under the default rounding mode).
+  const auto edge = [](double v) { return static_cast<long long>(std::nearbyint(v)); };
+  const long long x0 = edge(box.x), y0 = edge(box.y), x1 = edge(box.x + box.w),
+                  y1 = edge(box.y + box.h);
+  if (x1 <= x0 || y1 <= y0 || x1 - x0 > (1 << 20) || y1 - y0 > (1 << 20)) {
+    throw UsageError("cannot crop to the box (" + std::to_string(x0) + ", " + std::to_string(y0) +
+                     ", " + std::to_string(x1) + ", " + std::to_string(y1) +
+                     "): it has no area or is too large");
+  }
+  DecodedImage out;
+  out.mode = PixelMode::RGB;
+  out.width = static_cast<int>(x1 - x0);
+  out.height = static_cast<int>(y1 - y0);
+  out.pixels.assign(static_cast<std::size_t>(out.width) * out.height * 3, 0);
+  for (long long y = std::max(y0, 0LL); y < std::min<long long>(y1, rgb.height); ++y) {
+    for (long long x = std::max(x0, 0LL); x < std::min<long long>(x1, rgb.width); ++x) {
+      const std::size_t from = (static_cast<std::size_t>(y) * rgb.width + x) * 3;
+      const std::size_t to = (static_cast<std::size_t>(y - y0) * out.width + (x - x0)) * 3;
+      for (int c = 0; c < 3; ++c)
+        out.pixels[to + c] = rgb.pixels[from + c];
+    }
+  }
+  return out;
+}
+
+ImageRequest cropped_image_request(const std::filesystem::path& path, const std::string& name,
+                                   const CropBox& box) {
+  char b[128];
+  std::snprintf(b, sizeof b, "@%g,%g,%g,%g", box.x, box.y, box.w, box.h);
+  const std::string full = name + b;
+  const std::size_t name_size = name.size();
+  return {full,
+          [path, full, box, name_size] {
+            ImageBytes in;
+            in.name = full;
+            in.source = path.string();
+            in.bytes = read_file(path);
+            in.format = sniff_image_format(in.bytes);
+            const DecodedImage crop = crop_image(decode_image(in), box);
+            ImageBytes out;
+            out.name = full;
+            out.source = path.string() + full.substr(name_size);
+            out.bytes = encode_png_rgb8(crop.pixels, crop.width, crop.height);
+            out.format = ImageFormat::Png;
+            return out;
+          },
+          {}};
+}
+
+ImageRequest npy_bgr_image_request(const std::filesystem::path& path, const std::string& name) {
+  return {
+      name,
+      [path, name] {
+        const NpyArray a = read_npy(path);
+        if (a.shape.size() != 3 || a.shape[2] != 3 || a.shape[0] <= 0 || a.shape[1] <= 0) {
+          throw InputError({path.string(), 0, "shape"},
+                           "expected a frame of height x width x 3 (BGR)");
+        }
+        const int h = static_cast<int>(a.shape[0]), w = static_cast<int>(a.shape[1]);
+        std::vector<std::uint8_t> rgb(a.values.size());
+        for (std::size_t p = 0; p + 2 < a.values.size(); p += 3) {
+          for (int c = 0; c < 3; ++c) {
+            const float v = a.values[p + 2 - static_cast<std::size_t>(c)];  // [2, 1, 0]
+            if (!(v >= 0 && v <= 255) || v != std::floor(v)) {
+              throw InputError({path.string(), 0, "data"}, "expected uint8 pixel values (0-255)");
+            }
+            rgb[p + static_cast<std::size_t>(c)] = static_cast<std::uint8_t>(v);
+          }
+        }
+        ImageBytes out;
+        out.name = name;
+        out.source = path.string();
+        out.bytes = encode_png_rgb8(rgb, w, h);
+        out.format = ImageFormat::Png;
+        return out;
+      },
+      {}};
+}
+
 BenchmarkMetric accuracy_metric(const std::string& name, const std::vector<std::uint8_t>& right,
                                 const BenchmarkOptions& o, const std::string& seed_name) {
   std::size_t k = 0;
   for (auto r : right)
     k += r;
   BenchmarkMetric m{
-      name,         right.empty() ? 0.0 : 100.0 * static_cast<double>(k) / right.size(),
-      right.size(), {},
-      {},           {}};
+      name,
+      right.empty() ? 0.0 : 100.0 * static_cast<double>(k) / static_cast<double>(right.size()),
+      right.size(),
+      {},
+      {},
+      {}};
   const BootstrapIntervals b = bootstrap_proportions(right, 1, o.bootstrap_resamples, o.confidence,
                                                      derive_seed(o.seed, seed_name));
   if (b.percentile[0].valid()) {

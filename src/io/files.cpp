@@ -131,6 +131,15 @@ std::string sha256_file(const fs::path& path) {
   return sha256_hex(read_file(path));
 }
 
+std::string sha256_of_files(const std::vector<fs::path>& files) {
+  std::string manifest, last;
+  for (const fs::path& f : files) {
+    last = sha256_file(f);
+    manifest += f.filename().string() + " " + last + "\n";
+  }
+  return files.size() == 1 ? last : files.empty() ? "" : sha256_hex(manifest);
+}
+
 std::string_view strip_bom(std::string_view text) {
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   return text;

@@ -106,10 +106,10 @@ NpyArray parse_npy(const std::string& bytes, const std::string& file) {
       throw InputError({file, 0, "descr"}, "unsupported dtype " + descr);
   }
   const bool ok = (kind == 'f' && (width == 2 || width == 4 || width == 8)) ||
-                  (kind == 'i' && (width == 4 || width == 8));
+                  (kind == 'i' && (width == 4 || width == 8)) || (kind == 'u' && width == 1);
   if (!ok) {
     throw InputError({file, 0, "descr"},
-                     "unsupported dtype " + descr + " (float16/32/64 or int32/64 expected)");
+                     "unsupported dtype " + descr + " (float16/32/64, int32/64 or uint8 expected)");
   }
   const std::size_t data_start = header_start + header_len;
   const std::size_t n = static_cast<std::size_t>(count);
@@ -127,6 +127,8 @@ NpyArray parse_npy(const std::string& bytes, const std::string& file) {
       out.values[i] = static_cast<float>(load<double>(p));
     } else if (kind == 'f') {
       out.values[i] = half_to_float(load<std::uint16_t>(p));
+    } else if (kind == 'u') {
+      out.values[i] = static_cast<float>(static_cast<unsigned char>(*p));
     } else if (width == 8) {
       out.values[i] = static_cast<float>(load<std::int64_t>(p));
     } else {

@@ -23,7 +23,7 @@ print(f"{d:.9f}")' "$1" "$2"; }
 expect "benchmarks lists the registry" 0 "winoground .*Winoground.*" -- "$WINOKIT" benchmarks
 expect "benchmarks lists winogavil" 0 "winogavil .*WinoGAViL" -- "$WINOKIT" benchmarks
 expect "--help lists the benchmarks" 0 "Benchmarks \(winokit run NAME\):" -- "$WINOKIT" --help
-expect "an unknown benchmark names the known ones" 2 "unknown benchmark 'nope' \(known: winoground, winogavil, sugarcrepe, whatsup\)" -- "$WINOKIT" run nope --data x --scores y
+expect "an unknown benchmark names the known ones" 2 "unknown benchmark 'nope' \(known: winoground, winogavil, sugarcrepe, whatsup, aro, aro-order, mmvp-vlm, valse, eqben\)" -- "$WINOKIT" run nope --data x --scores y
 
 "$WINOKIT" synth --out syn --count 24 --seed 4 --image-size 64 >/dev/null 2>&1
 "$WINOKIT" eval --data syn --scorer random --seed 2 --scores-out s.jsonl --json e.json --quiet >/dev/null 2>&1
@@ -182,6 +182,221 @@ grep '"controlled_a/' wu.jsonl > wu-a.jsonl
 expect "one annotation file runs that subset" 0 "\| controlled_a \| 4 \|" -- "$WINOKIT" run whatsup --data wu/data/controlled_images_dataset.json --scores wu-a.jsonl
 rm wu/data/controlled_images/dog_on_table.jpeg
 expect "a missing What'sUp image is named" 3 "1 image\(s\) not found in .*: dog_on_table.jpeg" -- "$WINOKIT" run whatsup --data wu/data/controlled_images_dataset.json --model "${SHARED:-.}/golden/clip/models/tiny-quickgelu-hf"
+
+# --- ARO (VG-Relation, VG-Attribution): the release's folder (two annotation files, images/) ---
+mkdir -p aro/images
+cp syn/images/ex_0_img_0.png aro/images/2345.jpg
+cp syn/images/ex_1_img_0.png aro/images/2346.jpg
+python3 - <<'PY'
+import json
+def item(image, group, box=(8, 4, 40, 30)):
+    d = {"image_id": image, "image_path": image, "bbox_x": box[0], "bbox_y": box[1],
+         "bbox_w": box[2], "bbox_h": box[3], "true_caption": "the dog is on the table",
+         "false_caption": "the table is on the dog"}
+    d.update(group)
+    return d
+# VG-R: on (right, tie), wearing (right), near (wrong; a symmetric relation, out of the macro);
+# item 1's box is the whole image.
+rel = [item("2345.jpg", {"relation_name": r}) for r in ["on", "on", "wearing", "near"]]
+rel[1].update({"bbox_x": 0, "bbox_y": 0, "bbox_w": 64, "bbox_h": 64})
+json.dump(rel, open("aro/visual_genome_relation.json", "w"))
+# VG-A: white_black 25 items (24 right), red_blue 1 item (right; fewer than 25, out of the macro)
+att = [item("2346.jpg", {"attributes": ["white", "black"]}) for _ in range(25)]
+att.append(item("2346.jpg", {"attributes": ["red", "blue"]}, (-5, -5, 30, 50)))
+json.dump(att, open("aro/visual_genome_attribution.json", "w"))
+with open("aro.jsonl", "w") as f:
+    for k, (fs, ts) in enumerate([(0.1, 0.9), (0.5, 0.5), (0.2, 0.4), (0.9, 0.1)]):
+        f.write(json.dumps({"id": "vg_relation/%d" % k, "scores": [[fs], [ts]]}) + "\n")
+    for k in range(26):
+        f.write(json.dumps({"id": "vg_attribution/%d" % k,
+                            "scores": [[0.6], [0.4]] if k == 3 else [[0.1], [0.2]]}) + "\n")
+PY
+expect "benchmarks lists aro" 0 "aro .*ARO: VG-Relation and VG-Attribution" -- "$WINOKIT" benchmarks
+# VG-R macro: mean(on 50, wearing 100) = 75 (near dropped); accuracy 2 of 4, the tie wrong
+expect "run aro from scores: VG-R macro without symmetric relations, the tie wrong" 0 "\| vg_relation \| 4 \| 3 \| 2 \| 3 \| 75\.00 \| 50\.00 \| \[[0-9.]+, [0-9.]+\] \| 1 \|" -- "$WINOKIT" run aro --data aro --scores aro.jsonl --json aro.json --csv aro.csv
+[ "$(num metrics.2.percent aro.json)" = "96.000000000" ] && [ "$(num metrics.3.percent aro.json)" = "96.153846154" ] && ok "aro: VG-A macro over pairs of 25+ items (96), accuracy 25/26" || not_ok "aro VG-A metrics" "$(head -c 600 aro.json)"
+[ "$(wc -l < aro.csv)" -eq 31 ] && strict_csv aro.csv 9 && head -1 aro.csv | grep -q "false_score" && ok "aro --csv: one row per item" || not_ok "aro csv" "$(head -2 aro.csv)"
+grep -q '2345.jpg@8,4,40,30' aro.csv && ok "aro names each crop with its box" || not_ok "aro crop names" "$(sed -n 2p aro.csv)"
+grep '"vg_relation/' aro.jsonl > aro-r.jsonl
+expect "one ARO annotation file runs that subset" 0 "\| vg_relation \| 4 \|" -- "$WINOKIT" run aro --data aro/visual_genome_relation.json --scores aro-r.jsonl
+if [ -n "$SHARED" ]; then
+  SRC=$(cd "$CLI_DIR/../.." && pwd)
+  for fm in "clip:$SHARED/golden/clip/models/tiny-quickgelu-hf" "vilt:$SRC/tests/fixtures/vilt/tiny-rank" "flava:$SRC/tests/fixtures/flava/tiny-pretraining" "siglip:$SRC/tests/fixtures/siglip/tiny-a" "blip:$SRC/tests/fixtures/blip/tiny-itm"; do
+    fam=${fm%%:*} m=${fm#*:}
+    expect "run aro with a model ($fam): the crops are read and scored" 0 "wrote aro-$fam.json" -- "$WINOKIT" run aro --data aro --model "$m" --quiet --json "aro-$fam.json" --bootstrap 200
+    # The crop reaches the model: item 0 (a box) and item 1 (the whole image) score differently.
+    python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["details"]["per_item"]; assert p[0]["true_score"] != p[1]["true_score"], p[:2]' "aro-$fam.json" 2>/dev/null && ok "aro ($fam): a crop and the whole image score differently" || not_ok "aro ($fam): the crop does not reach the model"
+  done
+fi
+mkdir -p aro/part && cp aro/visual_genome_relation.json aro/part/
+expect "an ARO folder missing a file names it" 2 "annotation file\(s\) missing: visual_genome_attribution.json" -- "$WINOKIT" run aro --data aro/part --scores aro.jsonl
+expect "ARO images are looked for in images/" 3 "1 image\(s\) not found in aro/part/images: 2345.jpg" -- "$WINOKIT" run aro --data aro/part/visual_genome_relation.json --model "${SHARED:-.}/golden/clip/models/tiny-quickgelu-hf"
+expect "run aro --images finds them elsewhere" 0 "\| vg_relation \| 4 \|" -- "$WINOKIT" run aro --data aro/part/visual_genome_relation.json --images aro/images --scores aro-r.jsonl
+python3 -c 'import json; j=json.load(open("aro/visual_genome_relation.json")); j[2]["bbox_h"]=0; json.dump(j, open("aro/part/visual_genome_relation.json","w"))'
+expect "a box of no height names the file, the item and the field" 2 "visual_genome_relation.json.*2\.bbox_h" -- "$WINOKIT" run aro --data aro/part/visual_genome_relation.json --scores aro-r.jsonl
+
+# --- ARO COCO-/Flickr30k-Order: the official dataset's test cases written out as JSON ---
+mkdir -p ord/val2014
+cp syn/images/ex_3_img_0.png ord/val2014/COCO_val2014_000000000001.jpg
+cp syn/images/ex_4_img_0.png ord/val2014/COCO_val2014_000000000002.jpg
+python3 - <<'PY'
+import json
+opts = ["a dog on a mat", "mat a on dog a", "a mat on a dog", "on a dog a mat", "dog a mat on a"]
+json.dump([{"image": "val2014/COCO_val2014_000000000001.jpg", "caption_options": opts},
+           {"image": "val2014/COCO_val2014_000000000002.jpg", "caption_options": opts}],
+          open("ord/coco_order.json", "w"))
+with open("ord.jsonl", "w") as f:  # right; a tie with a reordering (strict wrong, official right)
+    f.write(json.dumps({"id": "0", "scores": [[0.9], [0.1], [0.2], [0.3], [0.4]]}) + "\n")
+    f.write(json.dumps({"id": "1", "scores": [[0.5], [0.5], [0.1], [0.1], [0.1]]}) + "\n")
+PY
+expect "run aro-order from scores: Precision@1 strict and official, the tie" 0 "\| coco_order \| 2 \| 50\.00 \| \[[0-9.]+, [0-9.]+\] \| 100\.00 \| 1 \|" -- "$WINOKIT" run aro-order --data ord/coco_order.json --scores ord.jsonl
+if [ -n "$SHARED" ]; then
+  expect "run aro-order with a model" 0 "\| coco_order \| 2 \|" -- "$WINOKIT" run aro-order --data ord/coco_order.json --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --bootstrap 200
+fi
+expect "aro-order images are looked for under --images" 3 "2 image\(s\) not found in sc: COCO_val2014_000000000001.jpg, COCO_val2014_000000000002.jpg" -- "$WINOKIT" run aro-order --data ord/coco_order.json --images sc --model "${SHARED:-.}/golden/clip/models/tiny-quickgelu-hf"
+
+# --- MMVP-VLM: the release's folder (Questions.csv, "MLLM_VLM Images"/TYPE/ID.jpg) ---
+python3 - <<'PY'
+import json, os, shutil
+types = ["Orientation", "Presence", "State", "Quantity", "Spatial", "Color",
+         "Structural Character", "Text", "Camera Perspective"]
+rows = ["Question ID,Type,Statement"]
+for i in range(1, 271):
+    t = types[(i - 1) // 30]
+    os.makedirs("mv/MLLM_VLM Images/" + t, exist_ok=True)
+    shutil.copy("syn/images/ex_%d_img_%d.png" % ((i // 2) % 24, i % 2), "mv/MLLM_VLM Images/%s/%d.jpg" % (t, i))
+    rows.append('%d,%s,"the %s thing, number %d"' % (i, t, t.lower(), i))
+open("mv/Questions.csv", "w").write("\n".join(rows) + "\n")
+# pattern 1: all right but pair 2 (tie on its second statement: strict wrong, official right);
+# pattern 2: all right but pair 17 (tie on its first statement: wrong under both); others wrong
+with open("mv.jsonl", "w") as f:
+    for k in range(135):
+        s = [[0.9, 0.1], [0.1, 0.9]] if k < 30 else [[0.1, 0.9], [0.9, 0.1]]
+        if k == 1: s = [[0.9, 0.1], [0.5, 0.5]]
+        if k == 16: s = [[0.5, 0.5], [0.1, 0.9]]
+        f.write(json.dumps({"id": "%d-%d" % (2 * k + 1, 2 * k + 2), "scores": s}) + "\n")
+PY
+expect "benchmarks lists mmvp-vlm" 0 "mmvp-vlm .*MMVP-VLM" -- "$WINOKIT" benchmarks
+# strict: 14/15, 14/15, 0 x 7 -> mean 20.74; official: 15/15, 14/15 -> mean 21.48
+expect "run mmvp-vlm from scores: strict and official pair accuracy" 0 "\| Orientation and Direction \| 15 \| 93\.33 \| \[[0-9.]+, [0-9.]+\] \| 100\.00 \| 1 \|" -- "$WINOKIT" run mmvp-vlm --data mv --scores mv.jsonl --json mv.json --csv mv.csv
+[ "$(num details.average_percent mv.json)" = "20.740740741" ] && [ "$(num details.average_official_percent mv.json)" = "21.481481481" ] && ok "mmvp-vlm: average 20.74, official 21.48" || not_ok "mmvp-vlm averages" "$(grep -o '"average[^,]*' mv.json | head -4)"
+[ "$(wc -l < mv.csv)" -eq 136 ] && strict_csv mv.csv 8 && ok "mmvp-vlm --csv: one row per pair" || not_ok "mmvp-vlm csv" "$(head -2 mv.csv)"
+if [ -n "$SHARED" ]; then
+  expect "run mmvp-vlm with a model" 0 "\| Viewpoint and Perspective \| 15 \|" -- "$WINOKIT" run mmvp-vlm --data mv --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --bootstrap 200
+  expect "run mmvp-vlm with a cross-encoder (blip)" 0 "\| average \| 135 \|" -- "$WINOKIT" run mmvp-vlm --data mv --model "$(cd "$CLI_DIR/../.." && pwd)/tests/fixtures/blip/tiny-itm" --bootstrap 200
+fi
+head -269 mv/Questions.csv > mv-short.csv
+expect "a Questions.csv short of the release's 135 pairs is refused" 2 "expected the release's 135 pairs \(270 rows\), got 134" -- "$WINOKIT" run mmvp-vlm --data mv-short.csv --scores mv.jsonl
+rm "mv/MLLM_VLM Images/Text/211.jpg"
+expect "a missing MMVP image is named" 3 "1 image\(s\) not found in .*MLLM_VLM Images: 211.jpg" -- "$WINOKIT" run mmvp-vlm --data mv --model "${SHARED:-.}/golden/clip/models/tiny-quickgelu-hf"
+
+# --- VALSE: the release's data/ folder (11 piece files; images in config.py's folders) ---
+python3 - <<'PY'
+import json, os, shutil
+folders = {"existence": "visual7w/images", "plurals": "plurals/test_images",
+           "counting-hard": "visual7w/images", "counting-small-quant": "visual7w/images",
+           "counting-adversarial": "visual7w/images", "relations": "relations/test_images",
+           "action-replacement": "actions/images_512", "actant-swap": "actions/images_512",
+           "coreference-standard": "coref/release_too_many_is_this_in_color/images",
+           "coreference-hard": "coref/release_v18/test_images", "foil-it": "val2014"}
+with open("va.jsonl", "w") as f:
+    for n, (piece, folder) in enumerate(folders.items()):
+        os.makedirs("va/data/" + folder, exist_ok=True)
+        items = {}
+        for k in range(3):
+            image = "%s_%d.jpg" % (piece, k)
+            shutil.copy("syn/images/ex_%d_img_%d.png" % (n, k % 2), "va/data/%s/%s" % (folder, image))
+            # the third item of each piece is not in the valid set (1 of 3 annotators)
+            items["%s_%d" % (piece, k)] = {"dataset": "x", "image_file": image,
+                                           "caption": "two dogs on a sofa", "foil": "two cats on a sofa",
+                                           "mturk": {"foil": 0, "caption": 3 if k < 2 else 1, "other": 0}}
+            if k < 2:
+                # existence: right, tie (wrong); every other piece: right, right
+                s = [[0.5], [0.5]] if (piece == "existence" and k == 1) else [[0.8], [0.2]]
+                f.write(json.dumps({"id": "%s/%s_%d" % (piece, piece, k), "scores": s}) + "\n")
+        json.dump(items, open("va/data/%s.json" % piece, "w"))
+PY
+expect "benchmarks lists valse" 0 "valse .*VALSE" -- "$WINOKIT" benchmarks
+expect "run valse from scores: acc_r over the valid set, a tie wrong" 0 "\| existence \| existence \| 3 \| 2 \| 50\.00 \| \[[0-9.]+, [0-9.]+\] \| 1 \|" -- "$WINOKIT" run valse --data va/data --scores va.jsonl --json va.json --csv va.csv
+[ "$(num metrics.11.percent va.json)" = "95.454545455" ] && ok "valse: mean of the 11 pieces (10 x 100 + 50) / 11" || not_ok "valse mean" "$(head -c 400 va.json)"
+[ "$(wc -l < va.csv)" -eq 23 ] && strict_csv va.csv 8 && ok "valse --csv: one row per valid item" || not_ok "valse csv" "$(head -2 va.csv)"
+grep '"plurals/' va.jsonl > va-plurals.jsonl
+expect "one VALSE piece file runs that piece" 0 "\| plurals \| plurality \| 3 \| 2 \| 100\.00 \|" -- "$WINOKIT" run valse --data va/data/plurals.json --scores va-plurals.jsonl
+if [ -n "$SHARED" ]; then
+  expect "run valse with a model" 0 "\| foil-it \| foil-it \| 3 \| 2 \|" -- "$WINOKIT" run valse --data va/data --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --bootstrap 200
+fi
+rm va/data/actions/images_512/actant-swap_1.jpg
+expect "a missing VALSE image is named" 3 "1 image\(s\) not found in va/data: actant-swap_1.jpg" -- "$WINOKIT" run valse --data va/data --model "${SHARED:-.}/golden/clip/models/tiny-quickgelu-hf"
+rm va/data/relations.json
+expect "a VALSE folder missing a piece names it" 2 "piece file\(s\) missing: relations.json" -- "$WINOKIT" run valse --data va/data --scores va.jsonl
+
+# --- EqBen: the released subset (a Winoground-style JSON list; image_subset/, YouCook2 as .npy) ---
+mkdir -p eq/image_subset/eqbenag/v1 eq/image_subset/eqbenyoucook2
+cp syn/images/ex_2_img_0.png eq/image_subset/eqbenag/v1/a.png
+cp syn/images/ex_2_img_1.png eq/image_subset/eqbenag/v1/b.png
+python3 - <<'PY'
+import json, struct, zlib
+w, h = 32, 24
+px = [[((x * 8) % 256, (y * 10) % 256, (x * y) % 256) for x in range(w)] for y in range(h)]
+def png(rows):
+    raw = b"".join(b"\x00" + bytes(c for p in row for c in p) for row in rows)
+    chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xffffffff)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+def npy(rows):  # uint8, height x width x 3, BGR
+    header = "{'descr': '|u1', 'fortran_order': False, 'shape': (%d, %d, 3), }" % (h, w)
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + bytes(c for row in rows for p in row for c in p[::-1])
+open("eq/image_subset/eqbenag/v1/c.png", "wb").write(png(px))
+open("eq/image_subset/eqbenyoucook2/c.npy", "wb").write(npy(px))
+open("eq/image_subset/eqbenyoucook2/d.npy", "wb").write(npy([row[::-1] for row in px]))
+pair = lambda a, b: {"image0": a, "caption0": "the door is open", "image1": b, "caption1": "the door is closed"}
+json.dump([pair("eqbenag/v1/a.png", "eqbenag/v1/b.png"), pair("eqbenag/v1/c.png", "eqbenag/v1/a.png"),
+           pair("eqbenyoucook2/c.npy", "eqbenyoucook2/d.npy")], open("eq/eqben_subset_10percent_final.json", "w"))
+with open("eq.jsonl", "w") as f:  # as the unit test: all right; a text tie; image wrong
+    for k, s in enumerate([[[0.9, 0.1], [0.2, 0.8]], [[0.9, 0.1], [0.9, 0.95]], [[0.5, 0.6], [0.1, 0.9]]]):
+        f.write(json.dumps({"id": str(k), "scores": s}) + "\n")
+PY
+expect "benchmarks lists eqben" 0 "eqben .*EqBen" -- "$WINOKIT" benchmarks
+expect "run eqben from scores: Winoground scores, a tie wrong" 0 "\| group score \| 33\.33 \| 3 \|" -- "$WINOKIT" run eqben --data eq/eqben_subset_10percent_final.json --scores eq.jsonl --json eq.json --csv eq.csv
+[ "$(num metrics.0.percent eq.json)" = "66.666666667" ] && [ "$(num metrics.1.percent eq.json)" = "66.666666667" ] && ok "eqben: text and image 66.67" || not_ok "eqben metrics" "$(head -c 400 eq.json)"
+[ "$(wc -l < eq.csv)" -eq 4 ] && strict_csv eq.csv 13 && ok "eqben --csv: one row per item" || not_ok "eqben csv" "$(head -2 eq.csv)"
+if [ -n "$SHARED" ]; then
+  expect "run eqben with a model (png and .npy frames)" 0 "wrote eqm.json" -- "$WINOKIT" run eqben --data eq/eqben_subset_10percent_final.json --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --quiet --json eqm.json --bootstrap 200
+  # c.png and c.npy (the same pixels, BGR) score the same with the same caption
+  [ -s eqm.json ] && [ "$(num details.per_item.1.c0_i0 eqm.json)" = "$(num details.per_item.2.c0_i0 eqm.json)" ] && ok "eqben: a .npy frame scores as the same pixels in a PNG" || not_ok "eqben npy frame" "$(num details.per_item.1.c0_i0 eqm.json) vs $(num details.per_item.2.c0_i0 eqm.json)"
+fi
+rm eq/image_subset/eqbenyoucook2/d.npy
+expect "a missing EqBen image is named" 3 "1 image\(s\) not found in eq/image_subset: d.npy" -- "$WINOKIT" run eqben --data eq/eqben_subset_10percent_final.json --model "${SHARED:-.}/golden/clip/models/tiny-quickgelu-hf"
+
+# --- winokit run all: the benchmarks of a config file, one summary table and one report each ---
+python3 - <<'PY'
+import json
+json.dump({"sugarcrepe": {"data": "sc/data", "scores": "sc.jsonl"},
+           "whatsup": {"data": "wu-all/data", "scores": "wu.jsonl"},
+           "aro": {"data": "aro", "scores": "aro.jsonl"}}, open("all-scores.json", "w"))
+json.dump({"sugarcrepe": {"data": "sc/data", "images": "sc/images"}, "aro": {"data": "aro"}},
+          open("all-model.json", "w"))
+json.dump({"sugarcrepe": {"data": "sc/data", "images": "sc/images"}, "aro": {"data": "nowhere"}},
+          open("all-missing.json", "w"))
+json.dump({"sugarcrepe": {"data": "sc/data", "imgs": "sc/images"}}, open("all-badkey.json", "w"))
+json.dump({"sugarcrep": {"data": "sc/data"}}, open("all-unknown.json", "w"))
+PY
+mkdir -p wu-all && cp -r wu/data wu-all/ && python3 -c 'import json; json.dump([[2345, "A cup in front of a plate", "A cup behind a plate"]], open("wu-all/data/vg_qa_two_obj.json", "w"))'
+expect "run all from scores files: one summary table" 0 "\| aro \| vg_relation macro accuracy \| 75\.00 \| 3 \|" -- "$WINOKIT" run all --config all-scores.json --reports all-s --json all-s.json
+[ -s all-s/sugarcrepe.json ] && [ -s all-s/whatsup.md ] && [ -s all-s/aro.csv ] && [ -s all-s/summary.md ] && ok "run all writes every benchmark's report and the summary" || not_ok "run all reports" "$(ls all-s)"
+[ "$(num metrics.7.percent all-s/sugarcrepe.json)" = "$(num metrics.7.percent sc.json)" ] && [ "$(num metrics.0.percent all-s/aro.json)" = "$(num metrics.0.percent aro.json)" ] && ok "run all = each benchmark run alone" || not_ok "run all figures"
+grep -q "| sugarcrepe | mean of subsets | 80.95 | 9 |" all-s/summary.md && ok "run all summary holds every headline metric" || not_ok "run all summary" "$(head -8 all-s/summary.md)"
+if [ -n "$SHARED" ]; then
+  expect "run all with a model" 0 "\| aro \| vg_attribution \| [0-9.]+ \| 26 \|" -- "$WINOKIT" run all --config all-model.json --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --reports all-m --bootstrap 200
+  [ "$(num details.per_item.3.true_score all-m/aro.json)" = "$(num details.per_item.3.true_score aro-clip.json)" ] && ok "run all --model scores as run aro" || not_ok "run all --model scores"
+fi
+expect "run all: a missing data folder is named before any model work" 3 "all-missing.json: aro.data: nowhere: not found" -- "$WINOKIT" run all --config all-missing.json --model no-such-model --reports never
+[ ! -e never ] && ok "run all wrote nothing on error" || not_ok "run all wrote on error"
+expect "run all: an unknown key names the file and the key" 2 "all-badkey.json: field 'sugarcrepe.imgs'" -- "$WINOKIT" run all --config all-badkey.json --model no-such-model --reports never
+expect "run all: an unknown benchmark names the known ones" 2 "unknown benchmark 'sugarcrep'" -- "$WINOKIT" run all --config all-unknown.json --model no-such-model --reports never
+expect "run all needs --config" 2 "winokit run all needs --config FILE" -- "$WINOKIT" run all --model no-such-model --reports never
+expect "run all without a model needs scores for every benchmark" 2 "or a scores file for every benchmark" -- "$WINOKIT" run all --config all-model.json --reports never
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -28,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "winokit/io/image_decode.hpp"
 #include "winokit/model/vl_model.hpp"
 
 #include "winokit/core/layer.hpp"
@@ -118,6 +119,23 @@ std::vector<ItemScores> score_items(const BenchmarkData& data, const VlModel& mo
 void require_image_files(const std::vector<std::filesystem::path>& files, const std::string& where);
 // An image request that refuses to read (a scores-file run names images, never reads them).
 ImageRequest unread_image(const std::string& name);
+// A box to crop an image to, in pixels: PIL's Image.crop((x, y, x + w, y + h)).
+struct CropBox {
+  double x = 0, y = 0, w = 0, h = 0;
+};
+// `image` (any mode) converted to RGB and cropped as PIL's image.convert('RGB').crop((x, y, x +
+// w, y + h)): each edge rounded half to even (Python's round), pixels outside the image black.
+// UsageError for a box of no area after rounding.
+DecodedImage crop_image(const DecodedImage& image, const CropBox& box);
+// An image request for a crop of the image file `path`: read, decoded, cropped (crop_image) and
+// handed to the model as a lossless PNG, so every model family sees the crop's exact pixels.
+// Its name is "NAME@x,y,w,h" (the cache key comes from the PNG's bytes).
+ImageRequest cropped_image_request(const std::filesystem::path& path, const std::string& name,
+                                   const CropBox& box);
+// An image request for a .npy frame (uint8, height x width x 3, BGR: EqBen's YouCook2 frames,
+// read as `Image.fromarray(np.load(f)[:, :, [2, 1, 0]], 'RGB')`), handed to the model as a
+// lossless RGB PNG. InputError naming the file for another shape or dtype.
+ImageRequest npy_bgr_image_request(const std::filesystem::path& path, const std::string& name);
 // Accuracy figures of items whose outcome is a 0/1 each: the headline metric with a seeded
 // bootstrap percentile interval (`seed_name` derives the seed).
 BenchmarkMetric accuracy_metric(const std::string& name, const std::vector<std::uint8_t>& right,
@@ -134,5 +152,10 @@ std::unique_ptr<Benchmark> make_winoground_benchmark();
 std::unique_ptr<Benchmark> make_winogavil_benchmark();
 std::unique_ptr<Benchmark> make_sugarcrepe_benchmark();
 std::unique_ptr<Benchmark> make_whatsup_benchmark();
+std::unique_ptr<Benchmark> make_aro_benchmark();
+std::unique_ptr<Benchmark> make_aro_order_benchmark();
+std::unique_ptr<Benchmark> make_mmvp_benchmark();
+std::unique_ptr<Benchmark> make_valse_benchmark();
+std::unique_ptr<Benchmark> make_eqben_benchmark();
 
 }  // namespace winokit

@@ -41,6 +41,9 @@ std::string read_text_file(const std::filesystem::path& path, const TextLimits& 
 
 // SHA-256 (lowercase hex) of a file's bytes; IoError as read_file.
 std::string sha256_file(const std::filesystem::path& path);
+// The hash of a list of files, each read once: one file's own SHA-256, or the SHA-256 of the
+// lines "NAME SHA256\n" (file name, its hash) in the list's order. "" for no file.
+std::string sha256_of_files(const std::vector<std::filesystem::path>& files);
 
 // The text without a leading UTF-8 byte order mark.
 std::string_view strip_bom(std::string_view text);

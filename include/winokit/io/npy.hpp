@@ -1,5 +1,5 @@
-// NumPy .npy arrays (format versions 1-3): little-endian float32, float16, float64, int64 and
-// int32, C order, read as float32 with their shape.
+// NumPy .npy arrays (format versions 1-3): little-endian float32, float16, float64, int64,
+// int32 and uint8, C order, read as float32 with their shape.
 //
 //   winokit::NpyArray a = winokit::read_npy("image_embeds.npy");   // a.shape = {800, 512}
 //   std::string bytes = winokit::encode_npy_f32({800, 512}, values);
