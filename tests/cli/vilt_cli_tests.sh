@@ -74,7 +74,7 @@ for cmd in "embed --data syn --out e.safetensors" "probe --data syn"; do
   expect "$(echo "$cmd" | cut -d' ' -f1) refuses ViLT" 2 "needs .*; tiny-rank is a vilt model, which offers pair scores, word-region alignment maps" -- "$WINOKIT" $cmd --model "$RANK"
 done
 expect "bench times VILT end to end" 0 '"family": "vilt"' -- "$WINOKIT" bench --runs 1 --examples 1 --model "$RANK"
-expect "CLIP-only flags are refused" 2 "--preprocess is for clip models; .* is a (vilt|flava) model" -- "$WINOKIT" eval --data syn --model "$RANK" --preprocess hf
+expect "flags of other families are refused" 2 "--preprocess is for [a-z, ]*clip models; .* is a (vilt|flava) model" -- "$WINOKIT" eval --data syn --model "$RANK" --preprocess hf
 
 # --- bad checkpoints: clear errors, nothing written ---
 mkdir -p bad1 bad2 bad3
