@@ -3,18 +3,15 @@
 #include <sodium.h>
 
 #include <algorithm>
-#include <csetjmp>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
-// jpeglib.h needs size_t and FILE declared first.
-#include <jpeglib.h>
-
 #include "winokit/core/error.hpp"
 #include "winokit/game/image_pool.hpp"
 #include "winokit/io/image_decode.hpp"
+#include "winokit/io/png_writer.hpp"
 
 namespace winokit {
 
@@ -107,48 +104,6 @@ std::vector<std::uint8_t> resize_area(const std::vector<std::uint8_t>& rgb, int 
   return out;
 }
 
-struct JpegError {
-  jpeg_error_mgr mgr;
-  std::jmp_buf jump;
-};
-
-void jpeg_fail(j_common_ptr cinfo) {
-  std::longjmp(reinterpret_cast<JpegError*>(cinfo->err)->jump, 1);
-}
-
-std::string encode_jpeg(const std::vector<std::uint8_t>& rgb, int width, int height) {
-  jpeg_compress_struct cinfo{};
-  JpegError err{};
-  cinfo.err = jpeg_std_error(&err.mgr);
-  err.mgr.error_exit = jpeg_fail;
-  unsigned char* buffer = nullptr;
-  unsigned long size = 0;
-  if (setjmp(err.jump)) {
-    jpeg_destroy_compress(&cinfo);
-    std::free(buffer);
-    throw Error("JPEG encoding of a thumbnail failed");
-  }
-  jpeg_create_compress(&cinfo);
-  jpeg_mem_dest(&cinfo, &buffer, &size);
-  cinfo.image_width = static_cast<JDIMENSION>(width);
-  cinfo.image_height = static_cast<JDIMENSION>(height);
-  cinfo.input_components = 3;
-  cinfo.in_color_space = JCS_RGB;
-  jpeg_set_defaults(&cinfo);
-  jpeg_set_quality(&cinfo, 82, TRUE);
-  jpeg_start_compress(&cinfo, TRUE);
-  while (cinfo.next_scanline < cinfo.image_height) {
-    JSAMPROW row = const_cast<JSAMPROW>(rgb.data() + static_cast<std::size_t>(cinfo.next_scanline) *
-                                                         static_cast<std::size_t>(width) * 3);
-    jpeg_write_scanlines(&cinfo, &row, 1);
-  }
-  jpeg_finish_compress(&cinfo);
-  std::string out(reinterpret_cast<const char*>(buffer), size);
-  jpeg_destroy_compress(&cinfo);
-  std::free(buffer);
-  return out;
-}
-
 }  // namespace
 
 ImageIds::ImageIds(const std::vector<std::string>& names, const std::string& key) {
@@ -190,9 +145,9 @@ std::string image_thumbnail(const std::filesystem::path& file, int side) {
     ow = std::max(1, static_cast<int>(static_cast<long long>(im.width) * side / shorter));
     oh = std::max(1, static_cast<int>(static_cast<long long>(im.height) * side / shorter));
   }
-  return encode_jpeg(
+  return encode_jpeg_rgb8(
       ow == im.width && oh == im.height ? rgb : resize_area(rgb, im.width, im.height, ow, oh), ow,
-      oh);
+      oh, 82);
 }
 
 }  // namespace winokit

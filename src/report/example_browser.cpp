@@ -21,6 +21,7 @@
 #include "winokit/core/error.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/image_store.hpp"
+#include "winokit/io/png_writer.hpp"
 #include "winokit/model/preprocess.hpp"
 #include "winokit/report/csv_report.hpp"
 #include "winokit/report/example_browser.hpp"
@@ -43,40 +44,6 @@ void jpeg_write_fail(j_common_ptr cinfo) {
   auto* err = reinterpret_cast<JpegWriteError*>(cinfo->err);
   (*cinfo->err->format_message)(cinfo, err->message);
   std::longjmp(err->jump, 1);
-}
-
-std::string encode_jpeg_rgb8(const std::vector<std::uint8_t>& rgb, int width, int height,
-                             int quality) {
-  jpeg_compress_struct cinfo{};
-  JpegWriteError err{};
-  cinfo.err = jpeg_std_error(&err.mgr);
-  err.mgr.error_exit = jpeg_write_fail;
-  unsigned char* buffer = nullptr;
-  unsigned long size = 0;
-  if (setjmp(err.jump)) {
-    jpeg_destroy_compress(&cinfo);
-    std::free(buffer);
-    throw Error(std::string("JPEG encoding failed: ") + err.message);
-  }
-  jpeg_create_compress(&cinfo);
-  jpeg_mem_dest(&cinfo, &buffer, &size);
-  cinfo.image_width = static_cast<JDIMENSION>(width);
-  cinfo.image_height = static_cast<JDIMENSION>(height);
-  cinfo.input_components = 3;
-  cinfo.in_color_space = JCS_RGB;
-  jpeg_set_defaults(&cinfo);
-  jpeg_set_quality(&cinfo, quality, TRUE);
-  jpeg_start_compress(&cinfo, TRUE);
-  while (cinfo.next_scanline < cinfo.image_height) {
-    JSAMPROW row = const_cast<JSAMPROW>(rgb.data() + static_cast<std::size_t>(cinfo.next_scanline) *
-                                                         static_cast<std::size_t>(width) * 3);
-    jpeg_write_scanlines(&cinfo, &row, 1);
-  }
-  jpeg_finish_compress(&cinfo);
-  std::string out(reinterpret_cast<const char*>(buffer), size);
-  jpeg_destroy_compress(&cinfo);
-  std::free(buffer);
-  return out;
 }
 
 // Averages k x k blocks: a cheap first step before the bicubic resize of a large image.

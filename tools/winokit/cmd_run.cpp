@@ -23,6 +23,46 @@ struct RunFlags {
   ModelFlags model;
 };
 
+// One benchmark scored (from a scores file, else by the model) and evaluated, with its
+// provenance: what `run NAME` and each benchmark of `run all` share.
+struct ScoredBenchmark {
+  BenchmarkSummary summary;
+  std::string name;
+  nlohmann::json provenance;
+};
+
+ScoredBenchmark score_benchmark(const Benchmark& benchmark, const BenchmarkData& data,
+                                const std::string& scores_file, const VlModel* model,
+                                std::string name, const BenchmarkOptions& options) {
+  std::vector<ItemScores> scores;
+  nlohmann::json scorer;
+  if (!scores_file.empty()) {
+    scores = benchmark.load_scores(data, scores_file);
+    if (name.empty()) name = std::filesystem::path(scores_file).stem().string();
+  } else {
+    EmbedStats stats;
+    scores = score_items(data, *model, &stats);
+    if (name.empty()) name = model->name();
+    scorer = model->describe();
+    scorer["embeddings"] = embed_stats_json(stats);
+  }
+  ScoredBenchmark r{benchmark.evaluate(data, scores, options), std::move(name), {}};
+  Provenance p;
+  p.input("data", data.file.string(), data.sha256, data.items.size())
+      .field("benchmark", benchmark.name())
+      .option("seed", options.seed)
+      .option("bootstrap_resamples", options.bootstrap_resamples)
+      .option("confidence", options.confidence);
+  if (!scores_file.empty()) {
+    p.source("scorer", "scores file", "file", scores_file)
+        .detail("scorer", "sha256", sha256_file(scores_file));
+  } else {
+    p.model("scorer", scorer);
+  }
+  r.provenance = p.json();
+  return r;
+}
+
 int run_all(const RunFlags& f);
 
 int run(const RunFlags& f) {
@@ -37,34 +77,13 @@ int run(const RunFlags& f) {
     throw UsageError("give exactly one of --model DIR|FILE or --scores FILE");
   }
   BenchmarkData data = benchmark.load({f.data, f.images, f.prompt, f.scores.empty()});
-  std::vector<ItemScores> scores;
-  std::string name = f.name;
-  nlohmann::json scorer;
-  if (!f.scores.empty()) {
-    scores = benchmark.load_scores(data, f.scores);
-    if (name.empty()) name = std::filesystem::path(f.scores).stem().string();
-  } else {
-    std::unique_ptr<VlModel> model = f.model.open("run", Ability::PairScores);
-    EmbedStats stats;
-    scores = score_items(data, *model, &stats);
-    if (name.empty()) name = model->name();
-    scorer = model->describe();
-    scorer["embeddings"] = embed_stats_json(stats);
-  }
-  const BenchmarkSummary summary = benchmark.evaluate(data, scores, f.options);
-  Provenance p;
-  p.input("data", data.file.string(), data.sha256, data.items.size())
-      .field("benchmark", benchmark.name())
-      .option("seed", f.options.seed)
-      .option("bootstrap_resamples", f.options.bootstrap_resamples)
-      .option("confidence", f.options.confidence);
-  if (!f.scores.empty()) {
-    p.source("scorer", "scores file", "file", f.scores)
-        .detail("scorer", "sha256", sha256_file(f.scores));
-  } else {
-    p.model("scorer", scorer);
-  }
-  const nlohmann::json& provenance = p.json();
+  std::unique_ptr<VlModel> model;
+  if (f.scores.empty()) model = f.model.open("run", Ability::PairScores);
+  const ScoredBenchmark r =
+      score_benchmark(benchmark, data, f.scores, model.get(), f.name, f.options);
+  const BenchmarkSummary& summary = r.summary;
+  const std::string& name = r.name;
+  const nlohmann::json& provenance = r.provenance;
   const std::string md = summary_markdown(benchmark, data, summary, name, provenance);
   OutputSet out;
   f.report.add_outputs(
@@ -191,33 +210,11 @@ int run_all(const RunFlags& f) {
     const ConfigEntry& e = entries[k];
     const Benchmark& benchmark = find_benchmark(e.name);
     const BenchmarkData& data = loaded[k];
-    std::vector<ItemScores> scores;
-    nlohmann::json scorer;
-    std::string name = f.name;
-    if (!e.scores.empty()) {
-      scores = benchmark.load_scores(data, e.scores);
-      if (name.empty()) name = std::filesystem::path(e.scores).stem().string();
-    } else {
-      EmbedStats stats;
-      scores = score_items(data, *model, &stats);
-      if (name.empty()) name = model->name();
-      scorer = model->describe();
-      scorer["embeddings"] = embed_stats_json(stats);
-    }
-    const BenchmarkSummary summary = benchmark.evaluate(data, scores, f.options);
-    Provenance p;
-    p.input("data", data.file.string(), data.sha256, data.items.size())
-        .field("benchmark", benchmark.name())
-        .option("seed", f.options.seed)
-        .option("bootstrap_resamples", f.options.bootstrap_resamples)
-        .option("confidence", f.options.confidence);
-    if (!e.scores.empty()) {
-      p.source("scorer", "scores file", "file", e.scores)
-          .detail("scorer", "sha256", sha256_file(e.scores));
-    } else {
-      p.model("scorer", scorer);
-    }
-    const nlohmann::json& provenance = p.json();
+    const ScoredBenchmark r =
+        score_benchmark(benchmark, data, e.scores, model.get(), f.name, f.options);
+    const BenchmarkSummary& summary = r.summary;
+    const std::string& name = r.name;
+    const nlohmann::json& provenance = r.provenance;
     out.add_in(f.reports, e.name + ".json",
                summary_json(benchmark, data, summary, name, provenance).dump(2) + "\n");
     out.add_in(f.reports, e.name + ".md",
