@@ -142,7 +142,16 @@ typename O::V epilogue_t(const Epilogue& ep, typename O::V chain, typename O::V 
 // thread computes which whole element and in which order the elements are visited; each
 // element's fma chain runs over k = 0..K-1 in order, the partial kept in float between slices.
 constexpr int kRowBlock = 48;  // rows whose partial sums are kept at once (8 micro-kernels)
-constexpr int kKSlice = 256;   // k values one pass over the panels takes (16 KB of a panel)
+constexpr int kKSlice = 1024;  // k values one pass over the panels takes (64 KB of a panel)
+constexpr int kPackPanels = 32;
+// Where the last K slice of a full panel goes: through the epilogue straight into y (rows
+// ldy apart, columns from the panel's first), instead of the partial sums.
+struct FinalOut {
+  const Epilogue* ep;
+  const float* bias;  // the panel's 16 biases, or none
+  float* y;
+  std::size_t ldy;
+};  // above this many panels (512 columns) a block packs A
 
 }  // namespace
 }  // namespace winokit::detail
@@ -151,12 +160,16 @@ namespace winokit::detail {
 namespace {
 
 // matmul_block (kernels.hpp) over a micro-kernel implementation Impl:
-//   Impl::micro(rows, a, b, kc, part, ldp, first): part[r][0..16) (= 0 when first) gets the fma
-//     chain over the slice, for rows <= 6, with a packed as [kc][6] (row r of step k at
-//     a[k * 6 + r]) and the panel slice b as [kc][16];
+//   Impl::micro<Packed>(rows, a, lda, b, kc, part, ldp, first, out): part[r][0..16) (= 0 when
+//     first) gets the fma chain over the slice, for rows <= 6, with the panel slice b as
+//     [kc][16] and row r's value at step k at a[k * 6 + r] (Packed) or a[r * lda + k] (read in
+//     place); with `out` (the last slice of a full panel) the chains go through the epilogue
+//     into y instead (the same operations as Impl::epilogue);
 //   Impl::epilogue(ep, part, bias, y, cols): y[0..cols) from part[0..cols) (cols <= 16).
-// A row block's K slice is packed once into groups of 6 rows, interleaved by k, so that the
-// micro-kernel reads one stream; the packing copies values and changes no arithmetic.
+// Wide products (more than kPackPanels panels) pack each row block's K slice once into groups
+// of 6 rows interleaved by k, so that the micro-kernel reads one stream and the copy is shared
+// by many panels; narrow ones (convolutions of 32 to 512 channels) read A in place, where the
+// copy would cost more than it saves. Packing copies values; neither way changes the arithmetic.
 template <typename Impl>
 void matmul_block_t(const float* a, std::size_t lda, int m, const PackedMatrix& b, int panel_begin,
                     int panel_end, float* y, std::size_t ldy, const Epilogue& ep) {
@@ -164,9 +177,10 @@ void matmul_block_t(const float* a, std::size_t lda, int m, const PackedMatrix& 
   panel_end = panel_end < b.panels() ? panel_end : b.panels();
   if (m <= 0 || panel_begin >= panel_end) return;
   const std::size_t width = static_cast<std::size_t>(panel_end - panel_begin) * kPanel;
+  const bool pack = panel_end - panel_begin > kPackPanels;
   thread_local std::vector<float> part, packed_a;
   if (part.size() < kRowBlock * width) part.resize(kRowBlock * width);
-  if (packed_a.size() < static_cast<std::size_t>(kRowBlock) * kKSlice) {
+  if (pack && packed_a.size() < static_cast<std::size_t>(kRowBlock) * kKSlice) {
     packed_a.resize(static_cast<std::size_t>(kRowBlock) * kKSlice);
   }
   for (int i0 = 0; i0 < m; i0 += kRowBlock) {
@@ -175,33 +189,49 @@ void matmul_block_t(const float* a, std::size_t lda, int m, const PackedMatrix& 
       std::fill(part.begin(), part.begin() + static_cast<std::ptrdiff_t>(rows * width), 0.0f);
     for (int k0 = 0; k0 < k; k0 += kKSlice) {
       const int kc = k - k0 < kKSlice ? k - k0 : kKSlice;
-      // packed_a: group g (rows i0 + 6g ..) at g * kc * 6, step kk at + kk * 6, row r at + r.
-      for (int g = 0; g * kMicroRows < rows; ++g) {
-        const int r0 = g * kMicroRows;
-        const int count = rows - r0 < kMicroRows ? rows - r0 : kMicroRows;
-        float* dst = packed_a.data() + static_cast<std::size_t>(g) * kc * kMicroRows;
-        const float* src[kMicroRows];
-        for (int r = 0; r < kMicroRows; ++r)
-          src[r] = a + static_cast<std::size_t>(i0 + r0 + (r < count ? r : 0)) * lda + k0;
-        for (int kk = 0; kk < kc; ++kk) {
+      if (pack) {
+        // packed_a: group g (rows i0 + 6g ..) at g * kc * 6, step kk at + kk * 6, row r at + r.
+        for (int g = 0; g * kMicroRows < rows; ++g) {
+          const int r0 = g * kMicroRows;
+          const int count = rows - r0 < kMicroRows ? rows - r0 : kMicroRows;
+          float* dst = packed_a.data() + static_cast<std::size_t>(g) * kc * kMicroRows;
+          const float* src[kMicroRows];
           for (int r = 0; r < kMicroRows; ++r)
-            dst[static_cast<std::size_t>(kk) * kMicroRows + r] = src[r][kk];
+            src[r] = a + static_cast<std::size_t>(i0 + r0 + (r < count ? r : 0)) * lda + k0;
+          for (int kk = 0; kk < kc; ++kk) {
+            for (int r = 0; r < kMicroRows; ++r)
+              dst[static_cast<std::size_t>(kk) * kMicroRows + r] = src[r][kk];
+          }
         }
       }
+      const bool last = k0 + kc >= k;
       for (int p = panel_begin; p < panel_end; ++p) {
         const float* bp = b.panel(p) + static_cast<std::size_t>(k0) * kPanel;
         float* pp = part.data() + static_cast<std::size_t>(p - panel_begin) * kPanel;
+        const int j0 = p * kPanel;
+        const bool fused = last && n - j0 >= kPanel;
         for (int r = 0; r < rows; r += kMicroRows) {
-          Impl::micro(rows - r < kMicroRows ? rows - r : kMicroRows,
-                      packed_a.data() + static_cast<std::size_t>(r) * kc, bp, kc,
-                      pp + static_cast<std::size_t>(r) * width, width, k0 == 0);
+          const int count = rows - r < kMicroRows ? rows - r : kMicroRows;
+          float* dst = pp + static_cast<std::size_t>(r) * width;
+          const FinalOut out{&ep, ep.bias != nullptr ? ep.bias + j0 : nullptr,
+                             y + static_cast<std::size_t>(i0 + r) * ldy + j0, ldy};
+          if (pack) {
+            Impl::template micro<true>(count, packed_a.data() + static_cast<std::size_t>(r) * kc,
+                                       kMicroRows, bp, kc, dst, width, k0 == 0,
+                                       fused ? &out : nullptr);
+          } else {
+            Impl::template micro<false>(count, a + static_cast<std::size_t>(i0 + r) * lda + k0, lda,
+                                        bp, kc, dst, width, k0 == 0, fused ? &out : nullptr);
+          }
         }
       }
     }
+    // The partial last panel (n not a multiple of 16), and every panel when k == 0.
     for (int r = 0; r < rows; ++r) {
       for (int p = panel_begin; p < panel_end; ++p) {
         const int j0 = p * kPanel;
         const int cols = n - j0 < kPanel ? n - j0 : kPanel;
+        if (k > 0 && cols == kPanel) continue;
         Impl::epilogue(ep,
                        part.data() + static_cast<std::size_t>(r) * width +
                            static_cast<std::size_t>(p - panel_begin) * kPanel,

@@ -42,23 +42,30 @@ bool has_avx2_fma() {
 }
 
 struct PortableKernel {
-  static void micro(int rows, const float* a, const float* b, int kc, float* part, std::size_t ldp,
-                    bool first) {
+  template <bool Packed>
+  static void micro(int rows, const float* a, std::size_t lda, const float* b, int kc, float* part,
+                    std::size_t ldp, bool first, const FinalOut* out) {
     for (int r = 0; r < rows; ++r) {
-      float* out = part + static_cast<std::size_t>(r) * ldp;
+      float* dst = part + static_cast<std::size_t>(r) * ldp;
       float acc[kPanel];
       for (int c = 0; c < kPanel; ++c)
-        acc[c] = first ? 0.0f : out[c];
+        acc[c] = first ? 0.0f : dst[c];
       // k outermost: each acc[c] is its own chain in k order (the compiler may run the 16
       // chains side by side in vector registers; each chain's operations stay the same).
       for (int k = 0; k < kc; ++k) {
-        const float av = a[static_cast<std::size_t>(k) * kMicroRows + r];
+        const float av = Packed
+                             ? a[static_cast<std::size_t>(k) * kMicroRows + r]
+                             : a[static_cast<std::size_t>(r) * lda + static_cast<std::size_t>(k)];
         const float* bk = b + static_cast<std::size_t>(k) * kPanel;
         for (int c = 0; c < kPanel; ++c)
           acc[c] = std::fma(av, bk[c], acc[c]);
       }
-      for (int c = 0; c < kPanel; ++c)
-        out[c] = acc[c];
+      if (out != nullptr) {
+        epilogue(*out->ep, acc, out->bias, out->y + static_cast<std::size_t>(r) * out->ldy, kPanel);
+      } else {
+        for (int c = 0; c < kPanel; ++c)
+          dst[c] = acc[c];
+      }
     }
   }
   static void epilogue(const Epilogue& ep, const float* part, const float* bias, float* y,

@@ -33,9 +33,12 @@ struct Avx2Ops {
   static V abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 };
 
-template <int R>
-inline void micro_rows(const float* a, const float* b, int kc, float* part, std::size_t ldp,
-                       bool first) {
+// Row r's value at step k: a[k * 6 + r] when Packed, else a[r * lda + k]. The chains go to
+// part[r * ldp ..] or, with `out` (the last K slice of a full panel), through the epilogue
+// straight to out->y[r * out->ldy ..].
+template <int R, bool Packed>
+inline void micro_rows(const float* a, std::size_t lda, const float* b, int kc, float* part,
+                       std::size_t ldp, bool first, const FinalOut* out) {
   __m256 c0[R], c1[R];
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r) {
@@ -47,10 +50,26 @@ inline void micro_rows(const float* a, const float* b, int kc, float* part, std:
     const __m256 b1 = _mm256_loadu_ps(b + static_cast<std::size_t>(k) * kPanel + 8);
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
-      const __m256 av = _mm256_broadcast_ss(a + static_cast<std::size_t>(k) * kMicroRows + r);
+      const __m256 av = _mm256_broadcast_ss(
+          Packed ? a + static_cast<std::size_t>(k) * kMicroRows + r : a + r * lda + k);
       c0[r] = _mm256_fmadd_ps(av, b0, c0[r]);
       c1[r] = _mm256_fmadd_ps(av, b1, c1[r]);
     }
+  }
+  if (out != nullptr) {
+    const Epilogue& ep = *out->ep;
+    const __m256 bias0 = out->bias != nullptr ? _mm256_loadu_ps(out->bias) : _mm256_setzero_ps();
+    const __m256 bias1 =
+        out->bias != nullptr ? _mm256_loadu_ps(out->bias + 8) : _mm256_setzero_ps();
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+      float* y = out->y + r * out->ldy;
+      const __m256 old0 = ep.accumulate ? _mm256_loadu_ps(y) : _mm256_setzero_ps();
+      const __m256 old1 = ep.accumulate ? _mm256_loadu_ps(y + 8) : _mm256_setzero_ps();
+      _mm256_storeu_ps(y, epilogue_t<Avx2Ops>(ep, c0[r], bias0, old0));
+      _mm256_storeu_ps(y + 8, epilogue_t<Avx2Ops>(ep, c1[r], bias1, old1));
+    }
+    return;
   }
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r) {
@@ -60,26 +79,27 @@ inline void micro_rows(const float* a, const float* b, int kc, float* part, std:
 }
 
 struct Avx2Kernel {
-  static void micro(int rows, const float* a, const float* b, int kc, float* part, std::size_t ldp,
-                    bool first) {
+  template <bool Packed>
+  static void micro(int rows, const float* a, std::size_t lda, const float* b, int kc, float* part,
+                    std::size_t ldp, bool first, const FinalOut* out) {
     switch (rows) {
       case 6:
-        micro_rows<6>(a, b, kc, part, ldp, first);
+        micro_rows<6, Packed>(a, lda, b, kc, part, ldp, first, out);
         break;
       case 5:
-        micro_rows<5>(a, b, kc, part, ldp, first);
+        micro_rows<5, Packed>(a, lda, b, kc, part, ldp, first, out);
         break;
       case 4:
-        micro_rows<4>(a, b, kc, part, ldp, first);
+        micro_rows<4, Packed>(a, lda, b, kc, part, ldp, first, out);
         break;
       case 3:
-        micro_rows<3>(a, b, kc, part, ldp, first);
+        micro_rows<3, Packed>(a, lda, b, kc, part, ldp, first, out);
         break;
       case 2:
-        micro_rows<2>(a, b, kc, part, ldp, first);
+        micro_rows<2, Packed>(a, lda, b, kc, part, ldp, first, out);
         break;
       default:
-        micro_rows<1>(a, b, kc, part, ldp, first);
+        micro_rows<1, Packed>(a, lda, b, kc, part, ldp, first, out);
         break;
     }
   }
