@@ -82,12 +82,22 @@ struct PortableKernel {
 void PackedMatrix::pack(const float* w, int n, int k, std::size_t row_stride) {
   n_ = n;
   k_ = k;
-  data_.assign(static_cast<std::size_t>(panels()) * static_cast<std::size_t>(k) * kPanel, 0.0f);
-  for (int j = 0; j < n; ++j) {
-    const float* row = w + static_cast<std::size_t>(j) * row_stride;
-    float* dst = data_.data() + static_cast<std::size_t>(j / kPanel) * k * kPanel + j % kPanel;
-    for (int p = 0; p < k; ++p)
-      dst[static_cast<std::size_t>(p) * kPanel] = row[p];
+  data_.resize(static_cast<std::size_t>(panels()) * static_cast<std::size_t>(k) * kPanel);
+  // Panel by panel, 16 rows of W read side by side so that the panel is written in order.
+  for (int p0 = 0; p0 < panels(); ++p0) {
+    const int j0 = p0 * kPanel;
+    const int cols = std::min(kPanel, n - j0);
+    const float* rows[kPanel];
+    for (int c = 0; c < cols; ++c)
+      rows[c] = w + static_cast<std::size_t>(j0 + c) * row_stride;
+    float* dst = data_.data() + static_cast<std::size_t>(p0) * k * kPanel;
+    for (int p = 0; p < k; ++p) {
+      float* d = dst + static_cast<std::size_t>(p) * kPanel;
+      for (int c = 0; c < cols; ++c)
+        d[c] = rows[c][p];
+      for (int c = cols; c < kPanel; ++c)
+        d[c] = 0.0f;
+    }
   }
 }
 
