@@ -666,25 +666,12 @@ LlavaOnevisionModel LlavaOnevisionModel::load(const fs::path& dir, const VqaScor
                      std::to_string(I.cfg.image_token_id) + " but tokenizer.json's <image> is " +
                          std::to_string(I.tok->token_id("<image>")));
   }
-  const std::vector<int> answer = I.tok->encode(options.answer, false);
-  if (answer.empty()) throw UsageError("the VQAScore answer is empty");
-  I.answer = answer[0];
-  fs::path weights = dir / "model.safetensors";
-  if (!fs::is_regular_file(weights)) weights = dir / "model.safetensors.index.json";
-  if (!fs::is_regular_file(weights)) {
-    throw IoError((dir / "model.safetensors").string() + ": not found",
-                  "a LLaVA-OneVision folder holds model.safetensors or "
-                  "model.safetensors.index.json");
-  }
-  const SafeTensors st = SafeTensors::open(weights);
-  I.weights_id = st.content_hash();
-  I.load(st);
-  if (static_cast<std::size_t>(I.tok->vocab_size()) >
-      static_cast<std::size_t>(I.cfg.text.vocab_size)) {
-    throw InputError(
-        {(dir / "tokenizer.json").string(), 0, ""},
-        "more tokens than the model's vocab_size " + std::to_string(I.cfg.text.vocab_size));
-  }
+  I.answer = detail::answer_token(*I.tok, options.answer);
+  detail::load_checkpoint_weights(dir, "LLaVA-OneVision", *I.tok, I.cfg.text.vocab_size,
+                                  [&](const SafeTensors& st, const std::string& id) {
+                                    I.weights_id = id;
+                                    I.load(st);
+                                  });
   return m;
 }
 

@@ -176,6 +176,30 @@ std::vector<float> SiglipVisionTower::forward(const std::vector<float>& pixels, 
   return normed;
 }
 
+int answer_token(const HfTokenizer& tok, const std::string& answer) {
+  const std::vector<int> ids = tok.encode(answer, false);
+  if (ids.empty()) throw UsageError("the VQAScore answer is empty");
+  return ids[0];
+}
+
+void load_checkpoint_weights(
+    const fs::path& dir, const std::string& family, const HfTokenizer& tok, int vocab_size,
+    const std::function<void(const SafeTensors&, const std::string&)>& load) {
+  fs::path weights = dir / "model.safetensors";
+  if (!fs::is_regular_file(weights)) weights = dir / "model.safetensors.index.json";
+  if (!fs::is_regular_file(weights)) {
+    throw IoError(
+        (dir / "model.safetensors").string() + ": not found",
+        "a " + family + " folder holds model.safetensors or model.safetensors.index.json");
+  }
+  const SafeTensors st = SafeTensors::open(weights);
+  load(st, st.content_hash());
+  if (static_cast<std::size_t>(tok.vocab_size()) > static_cast<std::size_t>(vocab_size)) {
+    throw InputError({(dir / "tokenizer.json").string(), 0, ""},
+                     "more tokens than the model's vocab_size " + std::to_string(vocab_size));
+  }
+}
+
 KvCache run_image_prefix(const LlamaModel& lm, const std::vector<int>& ids, int image_token_id,
                          const std::vector<float>& features, const std::string& tokenizer) {
   std::vector<float> x = lm.embed(ids);

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "transformer.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/safetensors.hpp"
+#include "winokit/model/hf_tokenizer.hpp"
 #include "winokit/model/llama_model.hpp"
 
 namespace winokit::detail {
@@ -88,6 +90,15 @@ class SiglipVisionTower {
   bool post_ = false;
   std::vector<float> post_g_, post_b_;
 };
+
+// The answer's first token id; UsageError when the answer encodes to nothing.
+int answer_token(const HfTokenizer& tok, const std::string& answer);
+// Opens `dir`'s weights (model.safetensors, else model.safetensors.index.json; IoError naming
+// `family` when neither is there), hands them and their content hash to `load`, then checks that
+// tokenizer.json's vocabulary fits the text model's vocab_size.
+void load_checkpoint_weights(
+    const std::filesystem::path& dir, const std::string& family, const HfTokenizer& tok,
+    int vocab_size, const std::function<void(const SafeTensors&, const std::string&)>& load);
 
 // The prompt `ids` embedded, the `features` ([image tokens, hidden] in order) in place of the
 // rows whose id is `image_token_id`, run through the text model into a KV cache. InputError

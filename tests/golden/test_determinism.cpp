@@ -23,9 +23,9 @@
 #include "winokit/model/flava_family.hpp"
 #include "winokit/model/gpt2_model.hpp"
 #include "winokit/model/llama_model.hpp"
+#include "winokit/model/llava_onevision_model.hpp"
 #include "winokit/model/preprocess.hpp"
 #include "winokit/model/siglip_model.hpp"
-#include "winokit/model/llava_onevision_model.hpp"
 #include "winokit/model/smolvlm_model.hpp"
 #include "winokit/model/vilt_family.hpp"
 #include "winokit/model/vilt_model.hpp"
@@ -379,6 +379,29 @@ TEST(DeterminismAllFamilies, LlamaLogitsWithAndWithoutACachedPrefix) {
   }
 }
 
+// A VQAScore family's questions continuing an image's cached prefix: their last logits.
+template <class Model>
+void check_question_logits(const std::string& family, const Model& m, const KvCache& prefix) {
+  const std::vector<std::string> captions = {"a dog", "two red circles and a square",
+                                             "It's 3 apples"};
+  std::vector<std::vector<int>> ids;
+  std::vector<std::vector<float>> x;
+  for (int i = 0; i < kItems; ++i) {
+    ids.push_back(m.question_ids(captions[static_cast<std::size_t>(i) % captions.size()] +
+                                 std::string(static_cast<std::size_t>(i % 4), '!')));
+    x.push_back(m.text_model().embed(ids.back()));
+  }
+  check_batches(
+      family, static_cast<std::size_t>(m.config().text.vocab_size), [&](int first, int count) {
+        std::vector<LlamaSequence> seqs;
+        for (int i = first; i < first + count; ++i) {
+          const auto u = static_cast<std::size_t>(i);
+          seqs.push_back({x[u].data(), static_cast<int>(ids[u].size()), &prefix, nullptr});
+        }
+        return m.text_model().forward(seqs, LogitRows::Last);
+      });
+}
+
 // SmolVLM: the vision tower + connector per tile, and the logits of questions continuing an
 // image's cached prefix (tests/golden/smolvlm_tiny).
 TEST(DeterminismAllFamilies, SmolVlmImageFeaturesAndQuestionLogits) {
@@ -402,26 +425,7 @@ TEST(DeterminismAllFamilies, SmolVlmImageFeaturesAndQuestionLogits) {
     }
     return m.image_features(t);
   });
-  const KvCache prefix = m.image_prefix(tiles);
-  const std::vector<std::string> captions = {"a dog", "two red circles and a square",
-                                             "It's 3 apples"};
-  std::vector<std::vector<int>> ids;
-  std::vector<std::vector<float>> x;
-  for (int i = 0; i < kItems; ++i) {
-    ids.push_back(m.question_ids(captions[static_cast<std::size_t>(i) % captions.size()] +
-                                 std::string(static_cast<std::size_t>(i % 4), '!')));
-    x.push_back(m.text_model().embed(ids.back()));
-  }
-  check_batches(
-      "SmolVLM question logits", static_cast<std::size_t>(m.config().text.vocab_size),
-      [&](int first, int count) {
-        std::vector<LlamaSequence> seqs;
-        for (int i = first; i < first + count; ++i) {
-          const auto u = static_cast<std::size_t>(i);
-          seqs.push_back({x[u].data(), static_cast<int>(ids[u].size()), &prefix, nullptr});
-        }
-        return m.text_model().forward(seqs, LogitRows::Last);
-      });
+  check_question_logits("SmolVLM question logits", m, m.image_prefix(tiles));
 }
 
 // LLaVA-OneVision: an image's packed features (its tiles through the vision tower and the
@@ -442,26 +446,7 @@ TEST(DeterminismAllFamilies, LlavaOnevisionImageFeaturesAndQuestionLogits) {
     }
     return out;
   });
-  const KvCache prefix = m.image_prefix(tiles);
-  const std::vector<std::string> captions = {"a dog", "two red circles and a square",
-                                             "It's 3 apples"};
-  std::vector<std::vector<int>> ids;
-  std::vector<std::vector<float>> x;
-  for (int i = 0; i < kItems; ++i) {
-    ids.push_back(m.question_ids(captions[static_cast<std::size_t>(i) % captions.size()] +
-                                 std::string(static_cast<std::size_t>(i % 4), '!')));
-    x.push_back(m.text_model().embed(ids.back()));
-  }
-  check_batches(
-      "LLaVA-OneVision question logits", static_cast<std::size_t>(m.config().text.vocab_size),
-      [&](int first, int count) {
-        std::vector<LlamaSequence> seqs;
-        for (int i = first; i < first + count; ++i) {
-          const auto u = static_cast<std::size_t>(i);
-          seqs.push_back({x[u].data(), static_cast<int>(ids[u].size()), &prefix, nullptr});
-        }
-        return m.text_model().forward(seqs, LogitRows::Last);
-      });
+  check_question_logits("LLaVA-OneVision question logits", m, m.image_prefix(tiles));
 }
 
 TEST(DeterminismAllFamilies, ProvenanceNamesTheKernels) {

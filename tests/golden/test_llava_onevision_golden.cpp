@@ -25,6 +25,8 @@
 #include "winokit/model/llava_onevision_model.hpp"
 #include "winokit/model/vl_model.hpp"
 
+#include "checkpoint_copy.hpp"
+
 namespace winokit {
 namespace {
 
@@ -75,23 +77,11 @@ TEST(LlavaOnevisionGolden, TilesAreThePytorchProcessorsBitForBit) {
 
 // Both layouts transformers writes: the hub's (vision_tower.*, language_model.model.*) and
 // transformers >= 4.52's (model.vision_tower.*, model.language_model.*, lm_head.weight).
-class NewLayoutCopy {
- public:
-  NewLayoutCopy() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "winokit-llava-XXXXXX").string();
-    dir_ = ::mkdtemp(tmpl.data());
-    std::filesystem::copy(kDir + "model", dir_, std::filesystem::copy_options::recursive);
-    std::filesystem::copy_file(kDir + "model_new_layout.safetensors", dir_ / "model.safetensors",
+struct NewLayoutCopy : test_support::CheckpointCopy {
+  NewLayoutCopy() : CheckpointCopy(kDir + "model") {
+    std::filesystem::copy_file(kDir + "model_new_layout.safetensors", dir() / "model.safetensors",
                                std::filesystem::copy_options::overwrite_existing);
   }
-  ~NewLayoutCopy() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  const std::filesystem::path& dir() const { return dir_; }
-
- private:
-  std::filesystem::path dir_;
 };
 
 TEST(LlavaOnevisionGolden, FeaturesIdsLogitsAndYesProbabilitiesMatchTheReference) {
@@ -223,37 +213,12 @@ TEST(LlavaOnevisionGolden, TheRegistryOpensItAsAPairScorer) {
   EXPECT_EQ(asked->describe()["question_template"], "Is this \"{}\"?");
 }
 
-class BrokenCopy {
- public:
-  BrokenCopy() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "winokit-llava-XXXXXX").string();
-    dir_ = ::mkdtemp(tmpl.data());
-    std::filesystem::copy(kDir + "model", dir_, std::filesystem::copy_options::recursive);
-  }
-  ~BrokenCopy() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  void edit_json(const std::string& file, const std::function<void(nlohmann::json&)>& edit) {
-    nlohmann::json j = nlohmann::json::parse(read_file(dir_ / file));
-    edit(j);
-    write(file, j.dump());
-  }
-  void write(const std::string& file, const std::string& bytes) {
-    std::ofstream(dir_ / file, std::ios::binary) << bytes;
-  }
+// A copy of the fixture with one file changed: errors name the file, the field or the tensor.
+struct BrokenCopy : test_support::CheckpointCopy {
+  BrokenCopy() : CheckpointCopy(kDir + "model") {}
   std::string error() const {
-    try {
-      LlavaOnevisionModel::load(dir_);
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    return "";
+    return test_support::input_error([&] { LlavaOnevisionModel::load(dir()); });
   }
-  const std::filesystem::path& dir() const { return dir_; }
-
- private:
-  std::filesystem::path dir_;
 };
 
 TEST(LlavaOnevisionGolden, BrokenCheckpointsAreRefusedNamingWhat) {

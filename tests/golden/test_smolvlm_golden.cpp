@@ -22,6 +22,8 @@
 #include "winokit/model/smolvlm_model.hpp"
 #include "winokit/model/vl_model.hpp"
 
+#include "checkpoint_copy.hpp"
+
 namespace winokit {
 namespace {
 
@@ -160,37 +162,11 @@ TEST(SmolVlmGolden, TheRegistryOpensItAsAPairScorer) {
 }
 
 // A copy of the fixture with one file changed: errors name the file, the field or the tensor.
-class BrokenCopy {
- public:
-  BrokenCopy() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "winokit-smolvlm-XXXXXX").string();
-    dir_ = ::mkdtemp(tmpl.data());
-    std::filesystem::copy(kDir + "model", dir_, std::filesystem::copy_options::recursive);
-  }
-  ~BrokenCopy() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  void edit_json(const std::string& file, const std::function<void(nlohmann::json&)>& edit) {
-    nlohmann::json j = nlohmann::json::parse(read_file(dir_ / file));
-    edit(j);
-    write(file, j.dump());
-  }
-  void write(const std::string& file, const std::string& bytes) {
-    std::ofstream(dir_ / file, std::ios::binary) << bytes;
-  }
+struct BrokenCopy : test_support::CheckpointCopy {
+  BrokenCopy() : CheckpointCopy(kDir + "model") {}
   std::string error() const {
-    try {
-      SmolVlmModel::load(dir_);
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    return "";
+    return test_support::input_error([&] { SmolVlmModel::load(dir()); });
   }
-  const std::filesystem::path& dir() const { return dir_; }
-
- private:
-  std::filesystem::path dir_;
 };
 
 TEST(SmolVlmGolden, BrokenCheckpointsAreRefusedNamingWhat) {
