@@ -303,15 +303,11 @@ std::string quoted_after(const std::string& t, const std::string& marker) {
   return t.substr(at + marker.size(), end - at - marker.size());
 }
 
-ChatPrompt read_chat_template(const fs::path& dir) {
+ChatPrompt chat_prompt(const fs::path& dir) {
   ChatPrompt c;
-  for (const char* name : {"chat_template.json", "tokenizer_config.json"}) {
-    const fs::path file = dir / name;
-    if (!fs::is_regular_file(file)) continue;
-    const json j = detail::read_json_object(file, true);
-    auto it = j.find("chat_template");
-    if (it == j.end() || !it->is_string()) continue;
-    std::string t = it->get<std::string>();
+  if (const auto chat = detail::read_chat_template(dir)) {
+    const fs::path& file = chat->file;
+    std::string t = chat->text;
     // A Jinja string's \n escape and a JSON-decoded newline render the same.
     for (std::size_t at = t.find("\\n"); at != std::string::npos; at = t.find("\\n", at + 1))
       t.replace(at, 2, "\n");
@@ -341,7 +337,6 @@ ChatPrompt read_chat_template(const fs::path& dir) {
     if (t.find("'<|im_start|>assistant\n'") == std::string::npos) {
       throw refuse("the generation prompt");
     }
-    break;
   }
   return c;
 }
@@ -654,18 +649,9 @@ LlavaOnevisionModel LlavaOnevisionModel::load(const fs::path& dir, const VqaScor
   I.cfg = load_llava_onevision_config(dir);
   I.options = options;
   I.tok = std::make_unique<HfTokenizer>(HfTokenizer::from_file(dir / "tokenizer.json"));
-  I.chat = read_chat_template(dir);
-  for (const char* t : {"<image>", "<|im_start|>", "<|im_end|>"}) {
-    if (I.tok->token_id(t) < 0) {
-      throw InputError({(dir / "tokenizer.json").string(), 0, "added_tokens"},
-                       std::string("no ") + t + " token");
-    }
-  }
-  if (I.tok->token_id("<image>") != I.cfg.image_token_id) {
-    throw InputError({(dir / "config.json").string(), 0, "image_token_index"},
-                     std::to_string(I.cfg.image_token_id) + " but tokenizer.json's <image> is " +
-                         std::to_string(I.tok->token_id("<image>")));
-  }
+  I.chat = chat_prompt(dir);
+  detail::check_added_tokens(*I.tok, dir, {"<image>", "<|im_start|>", "<|im_end|>"},
+                             I.cfg.image_token_id, "image_token_index");
   I.answer = detail::answer_token(*I.tok, options.answer);
   detail::load_checkpoint_weights(dir, "LLaVA-OneVision", *I.tok, I.cfg.text.vocab_size,
                                   [&](const SafeTensors& st, const std::string& id) {

@@ -386,38 +386,24 @@ SmolVlmModel SmolVlmModel::load(const fs::path& dir, const VqaScoreOptions& opti
   // its rendering for one user turn (image, then text) and the generation prompt, which holds
   // for the Idefics3 / SmolVLM template family: its literal start ("<|im_start|>" for SmolVLM,
   // "<|begin_of_text|>" for Idefics3-8B) is read from it, the rest is checked for the markers.
-  for (const char* name : {"chat_template.json", "tokenizer_config.json"}) {
-    const fs::path file = dir / name;
-    if (!fs::is_regular_file(file)) continue;
-    const json j = detail::read_json_object(file, true);
-    auto it = j.find("chat_template");
-    if (it == j.end() || !it->is_string()) continue;
-    const std::string t = it->get<std::string>();
+  if (const auto chat = detail::read_chat_template(dir)) {
+    const std::string& t = chat->text;
     const bool ours = t.find("capitalize") != std::string::npos &&
                       t.find("<end_of_utterance>") != std::string::npos &&
                       t.find("'Assistant:'") != std::string::npos &&
                       t.find("'<image>'") != std::string::npos;
     if (!ours) {
-      throw InputError({file.string(), 0, "chat_template"},
+      throw InputError({chat->file.string(), 0, "chat_template"},
                        "not the Idefics3 / SmolVLM chat template (Role:<image>text"
                        "<end_of_utterance>, generation prompt 'Assistant:')",
                        "the VQAScore prompt is that template's rendering");
     }
     I.turn_start = t.substr(0, t.find('{'));
-    break;
   }
-  for (const char* t : {"<fake_token_around_image>", "<image>", "<global-img>",
-                        "<end_of_utterance>", "<|im_start|>"}) {
-    if (I.tok->token_id(t) < 0) {
-      throw InputError({(dir / "tokenizer.json").string(), 0, "added_tokens"},
-                       std::string("no ") + t + " token");
-    }
-  }
-  if (I.tok->token_id("<image>") != I.cfg.image_token_id) {
-    throw InputError({(dir / "config.json").string(), 0, "image_token_id"},
-                     std::to_string(I.cfg.image_token_id) + " but tokenizer.json's <image> is " +
-                         std::to_string(I.tok->token_id("<image>")));
-  }
+  detail::check_added_tokens(*I.tok, dir,
+                             {"<fake_token_around_image>", "<image>", "<global-img>",
+                              "<end_of_utterance>", "<|im_start|>"},
+                             I.cfg.image_token_id, "image_token_id");
   I.answer = detail::answer_token(*I.tok, options.answer);
   detail::load_checkpoint_weights(dir, "SmolVLM", *I.tok, I.cfg.text.vocab_size,
                                   [&](const SafeTensors& st, const std::string& id) {

@@ -176,6 +176,37 @@ std::vector<float> SiglipVisionTower::forward(const std::vector<float>& pixels, 
   return normed;
 }
 
+std::optional<ChatTemplateText> read_chat_template(const fs::path& dir) {
+  if (const fs::path jinja = dir / "chat_template.jinja"; fs::is_regular_file(jinja)) {
+    return ChatTemplateText{jinja, read_file(jinja)};
+  }
+  for (const char* name : {"chat_template.json", "tokenizer_config.json"}) {
+    const fs::path file = dir / name;
+    if (!fs::is_regular_file(file)) continue;
+    const json j = read_json_object(file, true);
+    auto it = j.find("chat_template");
+    if (it == j.end() || !it->is_string()) continue;
+    return ChatTemplateText{file, it->get<std::string>()};
+  }
+  return std::nullopt;
+}
+
+void check_added_tokens(const HfTokenizer& tok, const fs::path& dir,
+                        const std::vector<std::string>& tokens, int image_token_id,
+                        const char* image_field) {
+  for (const std::string& t : tokens) {
+    if (tok.token_id(t) < 0) {
+      throw InputError({(dir / "tokenizer.json").string(), 0, "added_tokens"},
+                       "no " + t + " token");
+    }
+  }
+  if (tok.token_id("<image>") != image_token_id) {
+    throw InputError({(dir / "config.json").string(), 0, image_field},
+                     std::to_string(image_token_id) + " but tokenizer.json's <image> is " +
+                         std::to_string(tok.token_id("<image>")));
+  }
+}
+
 int answer_token(const HfTokenizer& tok, const std::string& answer) {
   const std::vector<int> ids = tok.encode(answer, false);
   if (ids.empty()) throw UsageError("the VQAScore answer is empty");

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,20 @@ class SiglipVisionTower {
   bool post_ = false;
   std::vector<float> post_g_, post_b_;
 };
+
+// The checkpoint's chat template (Jinja source): chat_template.jinja, else the "chat_template"
+// string of chat_template.json, else of tokenizer_config.json; nullopt when there is none.
+struct ChatTemplateText {
+  std::filesystem::path file;
+  std::string text;
+};
+std::optional<ChatTemplateText> read_chat_template(const std::filesystem::path& dir);
+
+// tokenizer.json must hold each of `tokens` as a token (InputError naming the first missing), and
+// its <image> must be config.json's `image_field`.
+void check_added_tokens(const HfTokenizer& tok, const std::filesystem::path& dir,
+                        const std::vector<std::string>& tokens, int image_token_id,
+                        const char* image_field);
 
 // The answer's first token id; UsageError when the answer encodes to nothing.
 int answer_token(const HfTokenizer& tok, const std::string& answer);
