@@ -602,11 +602,11 @@ struct LlavaOnevisionModel::Impl {
     const std::size_t produced = f.size() / static_cast<std::size_t>(cfg.text.hidden);
     const int inserted = llava_onevision_processor_tokens(cfg, t.height, t.width);
     if (static_cast<std::size_t>(inserted) != produced) {
-      throw InputError({"config.json", 0, "vision_aspect_ratio"},
+      throw InputError({"config.json", 0, ""},
                        "for a " + std::to_string(t.width) + " x " + std::to_string(t.height) +
                            " image the processor inserts " + std::to_string(inserted) +
                            " <image> tokens but the model packs " + std::to_string(produced) +
-                           " features (transformers refuses it too)");
+                           " features (transformers refuses this image too)");
     }
     return detail::run_image_prefix(*lm, prefix_ids(t), cfg.image_token_id, f, "tokenizer.json");
   }

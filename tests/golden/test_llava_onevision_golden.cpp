@@ -243,5 +243,22 @@ TEST(LlavaOnevisionGolden, BrokenCheckpointsAreRefusedNamingWhat) {
   }
 }
 
+// anyres_max_2: the model packs fewer features than the processor (whose 9 is a constant)
+// counts tokens for; transformers refuses such an image, and so does winokit, saying why.
+TEST(LlavaOnevisionGolden, AProcessorAndModelDisagreementIsRefused) {
+  BrokenCopy b;
+  b.edit_json("config.json", [](nlohmann::json& j) { j["vision_aspect_ratio"] = "anyres_max_2"; });
+  const LlavaOnevisionModel m = LlavaOnevisionModel::load(b.dir());
+  EXPECT_NO_THROW(m.image_prefix(image("small.png")));
+  try {
+    m.image_prefix(image("big.png"));
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the processor inserts 499 <image> tokens"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace winokit
