@@ -7,6 +7,7 @@
 #include "winokit/model/blip_model.hpp"
 #include "winokit/model/clip_family.hpp"
 #include "winokit/model/flava_family.hpp"
+#include "winokit/model/llava_onevision_model.hpp"
 #include "winokit/model/siglip_model.hpp"
 #include "winokit/model/smolvlm_model.hpp"
 #include "winokit/model/vilt_family.hpp"
@@ -69,6 +70,20 @@ const std::vector<ModelFamily>& model_families() {
         {"--model-option image-splitting", "true or false, as --preprocess split / no-split"}},
        "SmolVLM preprocesses as its preprocessor_config.json says and reads tokenizer.json from "
        "its folder"},
+      {"llava-onevision",
+       "LLaVA-OneVision (Li et al., 2024): generative, VQAScore: P(Yes) given the image and a "
+       "question",
+       {Ability::PairScores},
+       {},
+       is_llava_onevision_checkpoint,
+       open_llava_onevision,
+       {{"--model-option question",
+         "the question, {} standing for the caption; default t2v_metrics': Does this figure "
+         "show \"{}\"? Please answer yes or no."},
+        {"--model-option answer",
+         "the answer whose first token's probability is the score; default Yes"}},
+       "LLaVA-OneVision preprocesses as its preprocessor_config.json says and reads "
+       "tokenizer.json from its folder"},
       {"clip",
        "CLIP (Radford et al., 2021): ViT or ResNet dual encoder (HF, OpenCLIP, .pt)",
        {Ability::PairScores, Ability::Embeddings, Ability::States, Ability::Alignment},

@@ -41,6 +41,7 @@ https://huggingface.co/google/siglip-base-patch16-224/resolve/main/	$FIX/siglip/
 https://huggingface.co/Salesforce/blip-itm-base-coco/resolve/main/	$FIX/blip/tiny-itm
 https://huggingface.co/google/siglip2-base-patch16-224/resolve/main/	$FIX/siglip/tiny-c
 https://huggingface.co/HuggingFaceTB/SmolVLM-256M-Instruct/resolve/main/	$SRC/tests/golden/smolvlm_tiny/model
+https://huggingface.co/llava-hf/llava-onevision-qwen2-0.5b-ov-hf/resolve/main/	$FIX/llava_onevision/model
 https://huggingface.co/openai-community/gpt2/resolve/main/	$SRC/tests/golden/gpt2_tiny/f32
 https://openaipublic.azureedge.net/clip/models/afeb0e10f9e5a86da6080e35cf09123aca3b358a0c3e3b6c78a7b63bc04b6762/	$FX/openai
 https://github.com/openai/CLIP/raw/main/clip/	$FX/openai
@@ -51,6 +52,7 @@ declare -A DOWNLOADED_FAMILY=(
   [clip-vit-base-patch32]=clip [vit-b-32-laion2b]=clip [vilt-b32-finetuned-coco]=vilt
   [flava-full]=flava [siglip-base-patch16-224]=siglip [blip-itm-base-coco]=blip
   [siglip2-base-patch16-224]=siglip [SmolVLM-256M-Instruct]=smolvlm
+  [llava-onevision-qwen2-0.5b-ov-hf]=llava-onevision
 )
 cat > "$WORK/bin/curl" <<'EOF'
 #!/usr/bin/env python3

@@ -24,6 +24,7 @@ declare -A FIXTURE=(
   [siglip]="$SRC/tests/fixtures/siglip/tiny-a"
   [blip]="$SRC/tests/fixtures/blip/tiny-itm"
   [smolvlm]="$SRC/tests/golden/smolvlm_tiny/model"
+  [llava-onevision]="$SRC/tests/fixtures/llava_onevision/model"
 )
 # what each family can do (pinned)
 declare -A ABILITIES=(
@@ -33,6 +34,7 @@ declare -A ABILITIES=(
   [siglip]="pair scores;image and text embeddings (a dual encoder)"
   [blip]="pair scores"
   [smolvlm]="pair scores"
+  [llava-onevision]="pair scores"
 )
 
 # Every registered family has a fixture here.
@@ -65,7 +67,7 @@ cell() {
   fi
 }
 
-for fam in clip vilt flava siglip blip smolvlm; do
+for fam in clip vilt flava siglip blip smolvlm llava-onevision; do
   M=${FIXTURE[$fam]}
   if [ ! -f "$M/config.json" ]; then
     not_ok "$fam: fixture $M missing"
@@ -106,7 +108,7 @@ expect "a GPT-2 folder as --model points to --lm" 2 "model_type \"gpt2\".*GPT-2 
 # serve: every family can be the game's rival (pair scores), its pool encoded at start-up.
 # shellcheck source=game_server.sh
 . "$SRC/tests/cli/game_server.sh"
-for fam in clip vilt flava siglip blip smolvlm; do
+for fam in clip vilt flava siglip blip smolvlm llava-onevision; do
   M=${FIXTURE[$fam]}
   [ -f "$M/config.json" ] || continue
   start_game_server "serve-$fam.log" --images wg/images --db "game-$fam.db" --model "$M" --password-cost min
@@ -118,7 +120,7 @@ done
 
 # No model-specific branch outside model/: the commands, benchmarks, reports and the game only
 # know the interface (comments aside).
-FAMILY_NAMES='vilt|flava|siglip|blip|smolvlm|idefics3|Vilt|Flava|Siglip|Blip|SmolVlm|Idefics3|clip_model|clip_family|ClipRuntime|ClipModel|ClipConfig'
+FAMILY_NAMES='vilt|flava|siglip|blip|smolvlm|idefics3|llava|Vilt|Flava|Siglip|Blip|SmolVlm|Idefics3|Llava|clip_model|clip_family|ClipRuntime|ClipModel|ClipConfig'
 named=$(grep -nE "$FAMILY_NAMES" "$SRC"/tools/winokit/*.cpp "$SRC"/tools/winokit/*.hpp "$SRC"/src/eval/*.cpp \
   "$SRC"/src/game/*.cpp "$SRC"/src/report/*.cpp "$SRC"/src/data/*.cpp "$SRC"/include/winokit/eval/*.hpp \
   "$SRC"/include/winokit/game/*.hpp "$SRC"/include/winokit/report/*.hpp | grep -v '^\S*:[0-9]*: *//')

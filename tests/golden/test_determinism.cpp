@@ -23,6 +23,7 @@
 #include "winokit/model/flava_family.hpp"
 #include "winokit/model/gpt2_model.hpp"
 #include "winokit/model/llama_model.hpp"
+#include "winokit/model/llava_onevision_model.hpp"
 #include "winokit/model/preprocess.hpp"
 #include "winokit/model/siglip_model.hpp"
 #include "winokit/model/smolvlm_model.hpp"
@@ -378,6 +379,29 @@ TEST(DeterminismAllFamilies, LlamaLogitsWithAndWithoutACachedPrefix) {
   }
 }
 
+// A VQAScore family's questions continuing an image's cached prefix: their last logits.
+template <class Model>
+void check_question_logits(const std::string& family, const Model& m, const KvCache& prefix) {
+  const std::vector<std::string> captions = {"a dog", "two red circles and a square",
+                                             "It's 3 apples"};
+  std::vector<std::vector<int>> ids;
+  std::vector<std::vector<float>> x;
+  for (int i = 0; i < kItems; ++i) {
+    ids.push_back(m.question_ids(captions[static_cast<std::size_t>(i) % captions.size()] +
+                                 std::string(static_cast<std::size_t>(i % 4), '!')));
+    x.push_back(m.text_model().embed(ids.back()));
+  }
+  check_batches(
+      family, static_cast<std::size_t>(m.config().text.vocab_size), [&](int first, int count) {
+        std::vector<LlamaSequence> seqs;
+        for (int i = first; i < first + count; ++i) {
+          const auto u = static_cast<std::size_t>(i);
+          seqs.push_back({x[u].data(), static_cast<int>(ids[u].size()), &prefix, nullptr});
+        }
+        return m.text_model().forward(seqs, LogitRows::Last);
+      });
+}
+
 // SmolVLM: the vision tower + connector per tile, and the logits of questions continuing an
 // image's cached prefix (tests/golden/smolvlm_tiny).
 TEST(DeterminismAllFamilies, SmolVlmImageFeaturesAndQuestionLogits) {
@@ -401,26 +425,28 @@ TEST(DeterminismAllFamilies, SmolVlmImageFeaturesAndQuestionLogits) {
     }
     return m.image_features(t);
   });
-  const KvCache prefix = m.image_prefix(tiles);
-  const std::vector<std::string> captions = {"a dog", "two red circles and a square",
-                                             "It's 3 apples"};
-  std::vector<std::vector<int>> ids;
-  std::vector<std::vector<float>> x;
-  for (int i = 0; i < kItems; ++i) {
-    ids.push_back(m.question_ids(captions[static_cast<std::size_t>(i) % captions.size()] +
-                                 std::string(static_cast<std::size_t>(i % 4), '!')));
-    x.push_back(m.text_model().embed(ids.back()));
-  }
-  check_batches(
-      "SmolVLM question logits", static_cast<std::size_t>(m.config().text.vocab_size),
-      [&](int first, int count) {
-        std::vector<LlamaSequence> seqs;
-        for (int i = first; i < first + count; ++i) {
-          const auto u = static_cast<std::size_t>(i);
-          seqs.push_back({x[u].data(), static_cast<int>(ids[u].size()), &prefix, nullptr});
-        }
-        return m.text_model().forward(seqs, LogitRows::Last);
-      });
+  check_question_logits("SmolVLM question logits", m, m.image_prefix(tiles));
+}
+
+// LLaVA-OneVision: an image's packed features (its tiles through the vision tower and the
+// projector in one batch, the anyres_max_9 downscale), and the logits of questions continuing an
+// image's cached prefix (tests/fixtures/llava_onevision).
+TEST(DeterminismAllFamilies, LlavaOnevisionImageFeaturesAndQuestionLogits) {
+  const fs::path dir = fs::path(WINOKIT_SOURCE_DIR) / "tests" / "fixtures" / "llava_onevision";
+  const LlavaOnevisionModel m = LlavaOnevisionModel::load(dir / "model");
+  const LlavaOnevisionTiles tiles = llava_onevision_preprocess(
+      decode_image(image_file_request((dir / "images" / "big.png").string()).read()),
+      m.config().preprocess);
+  const std::vector<float> one = m.image_features(tiles);
+  check_batches("LLaVA-OneVision image features", one.size(), [&](int, int count) {
+    std::vector<float> out;
+    for (int i = 0; i < count; ++i) {
+      const std::vector<float> f = m.image_features(tiles);
+      out.insert(out.end(), f.begin(), f.end());
+    }
+    return out;
+  });
+  check_question_logits("LLaVA-OneVision question logits", m, m.image_prefix(tiles));
 }
 
 TEST(DeterminismAllFamilies, ProvenanceNamesTheKernels) {

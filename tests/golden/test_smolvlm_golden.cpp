@@ -22,6 +22,8 @@
 #include "winokit/model/smolvlm_model.hpp"
 #include "winokit/model/vl_model.hpp"
 
+#include "vlm_test_support.hpp"
+
 namespace winokit {
 namespace {
 
@@ -93,35 +95,8 @@ TEST(SmolVlmGolden, PromptIdsAndYesProbabilitiesMatchTheReference) {
 
 TEST(SmolVlmGolden, CachedPrefixBatchesAndThreadsDoNotChangeABit) {
   const SmolVlmModel m = SmolVlmModel::load(kDir + "model");
-  const std::vector<std::string> captions = expected()["captions"];
-  const KvCache cache = m.image_prefix(image("wide.png"));
-  const std::vector<double> together = m.answer_probabilities(cache, captions);
-  const int threads = compute_threads();
-  set_compute_threads(1);
-  const KvCache again = m.image_prefix(image("wide.png"));
-  for (std::size_t i = 0; i < captions.size(); ++i) {
-    const std::vector<double> alone = m.answer_probabilities(again, {captions[i]});
-    EXPECT_EQ(0, std::memcmp(&alone[0], &together[i], sizeof(double))) << captions[i];
-  }
-  set_compute_threads(threads);
-  // The cache is the prefix's forward: prefix + question in one forward gives the same bits.
-  const SmolVlmTiles t = smolvlm_preprocess(image("wide.png"), m.config().preprocess);
-  std::vector<int> ids = m.prefix_ids(t);
-  const std::vector<int> q = m.question_ids(captions[2]);
-  const std::size_t prefix_len = ids.size();
-  ids.insert(ids.end(), q.begin(), q.end());
-  std::vector<float> x = m.text_model().embed(ids);
-  const std::vector<float> f = m.image_features(t);
-  const std::size_t h = static_cast<std::size_t>(m.config().text.hidden);
-  std::size_t next = 0;
-  for (std::size_t i = 0; i < prefix_len; ++i) {
-    if (ids[i] == m.config().image_token_id) std::memcpy(&x[i * h], &f[h * next++], h * 4);
-  }
-  const std::vector<float> full =
-      m.text_model().forward({{x.data(), static_cast<int>(ids.size()), nullptr, nullptr}});
-  const std::vector<float> cont = m.text_model().forward(
-      {{x.data() + prefix_len * h, static_cast<int>(q.size()), &cache, nullptr}});
-  EXPECT_EQ(0, std::memcmp(full.data(), cont.data(), full.size() * sizeof(float)));
+  test_support::expect_cached_prefix_is_exact(
+      m, smolvlm_preprocess(image("wide.png"), m.config().preprocess), expected()["captions"]);
 }
 
 TEST(SmolVlmGolden, TheRegistryOpensItAsAPairScorer) {
@@ -160,37 +135,11 @@ TEST(SmolVlmGolden, TheRegistryOpensItAsAPairScorer) {
 }
 
 // A copy of the fixture with one file changed: errors name the file, the field or the tensor.
-class BrokenCopy {
- public:
-  BrokenCopy() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "winokit-smolvlm-XXXXXX").string();
-    dir_ = ::mkdtemp(tmpl.data());
-    std::filesystem::copy(kDir + "model", dir_, std::filesystem::copy_options::recursive);
-  }
-  ~BrokenCopy() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  void edit_json(const std::string& file, const std::function<void(nlohmann::json&)>& edit) {
-    nlohmann::json j = nlohmann::json::parse(read_file(dir_ / file));
-    edit(j);
-    write(file, j.dump());
-  }
-  void write(const std::string& file, const std::string& bytes) {
-    std::ofstream(dir_ / file, std::ios::binary) << bytes;
-  }
+struct BrokenCopy : test_support::CheckpointCopy {
+  BrokenCopy() : CheckpointCopy(kDir + "model") {}
   std::string error() const {
-    try {
-      SmolVlmModel::load(dir_);
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    return "";
+    return test_support::input_error([&] { SmolVlmModel::load(dir()); });
   }
-  const std::filesystem::path& dir() const { return dir_; }
-
- private:
-  std::filesystem::path dir_;
 };
 
 TEST(SmolVlmGolden, BrokenCheckpointsAreRefusedNamingWhat) {

@@ -41,6 +41,7 @@
 #include "winokit/model/hf_tokenizer.hpp"
 #include "winokit/model/llama_model.hpp"
 #include "winokit/model/vl_model.hpp"
+#include "winokit/model/vqascore.hpp"
 
 #include "winokit/core/layer.hpp"
 WINOKIT_LAYER(model);
@@ -88,13 +89,6 @@ SmolVlmTiles smolvlm_preprocess(const DecodedImage& image, const SmolVlmPreproce
 DecodedImage pil_resize_lanczos(const DecodedImage& rgb, int width, int height);
 // The image's part of the prompt (see above).
 std::string smolvlm_image_prompt(int rows, int cols, int image_seq_len);
-
-struct VqaScoreOptions {
-  std::string question = "Does this figure show \"{}\"? Please answer yes or no.";
-  std::string answer = "Yes";
-  // -1: as preprocessor_config.json says; 0: off; 1: on.
-  int image_splitting = -1;
-};
 
 class SmolVlmModel {
  public:
