@@ -128,13 +128,16 @@ typename O::V activate_t(Activation act, typename O::V x) {
 }
 
 // One output element's epilogue (kernels.hpp): chain * scale, + bias, + old y, activation.
+// Inlined into the micro-kernel's stores (ReLU too); the GELUs and their exp stay calls.
 template <typename O>
-typename O::V epilogue_t(const Epilogue& ep, typename O::V chain, typename O::V bias,
-                         typename O::V old) {
+[[gnu::always_inline]] inline typename O::V epilogue_t(const Epilogue& ep, typename O::V chain,
+                                                       typename O::V bias, typename O::V old) {
   typename O::V v = chain;
   if (ep.scale != 1.0f) v = O::mul(v, O::set(ep.scale));
   if (ep.bias != nullptr) v = O::add(v, bias);
   if (ep.accumulate) v = O::add(old, v);
+  if (ep.activation == Activation::None) return v;
+  if (ep.activation == Activation::Relu) return O::max(v, O::set(0.0f));
   return activate_t<O>(ep.activation, v);
 }
 

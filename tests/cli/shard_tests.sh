@@ -226,8 +226,9 @@ stress() {
     "$WINOKIT" "${run[@]}" --shard 0/1 --part "stress-$label/w$i.json" >"stress-$label-$i.log" 2>&1 &
     pids+=($!)
   done
-  # The victim stops half-way through its first entry: kill it there.
-  for _ in $(seq 1 300); do
+  # The victim stops half-way through its first entry: kill it there (up to 2 minutes for it to
+  # get there: 8 writers on a loaded 2-core machine start slowly).
+  for _ in $(seq 1 1200); do
     find "$cache" -name ".*.part-*-$victim-*" 2>/dev/null | grep -q . && break
     sleep 0.1
   done
