@@ -9,6 +9,7 @@
 #include "winokit/core/error.hpp"
 #include "winokit/eval/benchmark.hpp"
 #include "winokit/io/files.hpp"
+#include "winokit/report/benchmark_browser.hpp"
 #include "winokit/report/provenance.hpp"
 #include "winokit/report/sections.hpp"
 
@@ -76,7 +77,11 @@ int run(const RunFlags& f) {
   if (f.model.model.empty() == f.scores.empty()) {
     throw UsageError("give exactly one of --model DIR|FILE or --scores FILE");
   }
-  BenchmarkData data = benchmark.load({f.data, f.images, f.prompt, f.scores.empty()});
+  // A scores-file run names its images without reading them, unless its HTML report is to
+  // show them: then --images is read (and checked) as for a model run.
+  const bool html_images = !f.report.html.empty() && f.report.images() != HtmlImages::None;
+  const bool read_images = f.scores.empty() || (html_images && !f.images.empty());
+  BenchmarkData data = benchmark.load({f.data, f.images, f.prompt, read_images});
   std::unique_ptr<VlModel> model;
   if (f.scores.empty()) model = f.model.open("run", Ability::PairScores);
   const ScoredBenchmark r =
@@ -91,7 +96,13 @@ int run(const RunFlags& f) {
       {{ReportFormat::Json,
         [&] { return summary_json(benchmark, data, summary, name, provenance).dump(2) + "\n"; }},
        {ReportFormat::Markdown, [&] { return md; }},
-       {ReportFormat::Csv, [&] { return summary_per_item_csv(summary); }}});
+       {ReportFormat::Csv, [&] { return summary_per_item_csv(summary); }},
+       {ReportFormat::Html, [&] {
+          const BenchmarkImages images =
+              benchmark_images(data, f.report.images(),
+                               std::filesystem::path(f.report.html).parent_path(), read_images);
+          return summary_html(benchmark, data, summary, name, provenance, images);
+        }}});
   commit(out);
   f.report.print(md);
   return 0;
@@ -287,7 +298,9 @@ void add_run(CLI::App& app, int& exit_code) {
       ->check(CLI::PositiveNumber);
   f->report.add_to(*cmd, {.json = "Write the summary as JSON",
                           .csv = "Write one row per item (CSV)",
-                          .html = nullptr,
+                          .html = "Write the HTML report with the example browser (images, "
+                                  "texts, scores, what failed)",
+                          .html_images = true,
                           .markdown = "Write the summary as Markdown",
                           .quiet = "Do not print the summary"});
   cmd->callback([f, &exit_code] { exit_code = guarded([&] { return run(*f); }); });
