@@ -193,11 +193,11 @@ apply();})();
 // What this browser adds to the reports' common style.
 constexpr const char* kStyle = R"(<style>
 .texts{list-style:none;padding:0;margin:.2rem 0 .4rem}.texts li{margin:.15rem 0;padding:.1rem .3rem;border-left:4px solid #ddd}
-.texts li.true{border-left-color:#1a7f37;background:#eef8f0}.badge{font-size:.8rem;border-radius:3px;padding:0 .3rem;margin-right:.3rem;white-space:nowrap}
+.texts li.true{border-left-color:#1a7f37;background:#eef8f0}.badge{font-size:.8rem;border-radius:3px;padding:0 .3rem;white-space:nowrap}
 .true .badge{background:#1a7f37;color:#fff}.foil .badge{background:#eef1f4;color:#333}
 table.matrix td.truth{font-weight:700;background:#eef8f0}
-#items .pair{flex:0 1 auto}#items .ex-scores{flex:1 1 300px}#items .ex{scroll-margin-top:6rem}
-.pair figcaption{font-size:.85rem;overflow-wrap:anywhere}.verdict{font-size:.95rem;font-weight:400;margin-left:.4rem}
+#items .pair.one{flex:0 1 auto}#items .ex-scores{flex:1 1 300px}#items .ex{scroll-margin-top:6rem}
+.pair figcaption{font-size:.85rem;overflow-wrap:anywhere}.verdict{font-size:.95rem;font-weight:400}
 </style>)";
 
 }  // namespace
@@ -340,10 +340,10 @@ std::string benchmark_browser_html(const BenchmarkData& data, const BenchmarkSum
       << "\" data-text=\"" << html_escape(text_attr) << "\" data-subset=\"" << html_escape(o.subset)
       << "\" data-o=\"" << bits << "\" data-ties=\"" << (ties ? 1 : 0) << "\" data-margin=\""
       << num(margin(s, n_images, o.checks[0])) << "\"><h3>Item " << html_escape(item.id)
-      << "<span class=\"verdict\">" << mark(o.checks[0].right) << "</span></h3>";
+      << " <span class=\"verdict\">" << mark(o.checks[0].right) << "</span></h3>";
     if (!o.subset.empty())
       h << "<p class=\"tags\"><span>" << html_escape(o.subset) << "</span></p>";
-    h << "<div class=\"ex-body\"><div class=\"pair\">";
+    h << "<div class=\"ex-body\"><div class=\"pair" << (n_images == 1 ? " one" : "") << "\">";
     for (std::size_t i = 0; i < n_images; ++i) {
       const std::string& src =
           k < images.src.size() && i < images.src[k].size() ? images.src[k][i] : std::string();
@@ -364,7 +364,7 @@ std::string benchmark_browser_html(const BenchmarkData& data, const BenchmarkSum
         if (is_true(t, i)) of += (of.empty() ? "i" : ", i") + std::to_string(i);
       const std::string badge = of.empty() ? "foil" : n_images > 1 ? "true of " + of : "true";
       h << "<li class=\"" << (of.empty() ? "foil" : "true") << "\"><b>t" << t
-        << "</b> <span class=\"badge\">" << badge << "</span><span class=\"cap\">" << marked[t]
+        << "</b> <span class=\"badge\">" << badge << "</span> <span class=\"cap\">" << marked[t]
         << "</span></li>";
     }
     h << "</ol><div class=\"scroll\"><table class=\"matrix\"><tr><th scope=\"col\">s(t, i)</th>";
