@@ -189,6 +189,48 @@ grep -qE "^\| A \| B \| swap_att \| 3 \| 0 \| 0 \| 0\.00 \|.*\| 1\.0000 \|$" <("
 expect "compare --benchmark: an unknown benchmark names the known ones" 2 "unknown benchmark 'sugarcrep'" -- "$WINOKIT" compare --benchmark sugarcrep --data sc/data sc.jsonl sc-b.jsonl
 expect "compare --benchmark: a scores file for other items names the line" 2 "generic.jsonl:1: field 'id'" -- "$WINOKIT" compare --benchmark sugarcrepe --data sc/data sc.jsonl generic.jsonl
 
+# --- SugarCrepe: the published GPT-4V figures from the repository's per-item results ---
+# tests/fixtures/make_sugarcrepe_gpt4v.py converted RAIVNLab/sugar-crepe's gpt-4v-results into
+# the generic scores layout; a stand-in data folder with the release's subsets and keys (all the
+# metric reads) is written here. Published (gpt-4v-results/readme.md): right/N per subset.
+python3 - "$CLI_DIR/../fixtures/sugarcrepe_gpt4v" <<'PY'
+import gzip, json, os, sys
+keys = {}
+for setting in ["positive_first", "negative_first"]:
+    with gzip.open(os.path.join(sys.argv[1], setting + ".jsonl.gz"), "rt") as f, open("gpt4v-%s.jsonl" % setting, "w") as out:
+        for line in f:
+            out.write(line)
+            subset, key = json.loads(line)["id"].split("/")
+            keys.setdefault(subset, set()).add(key)
+os.makedirs("gpt4v", exist_ok=True)
+for subset, ks in keys.items():
+    json.dump({k: {"filename": k + ".jpg", "caption": "caption " + k, "negative_caption": "negative " + k}
+               for k in sorted(ks, key=int)}, open("gpt4v/%s.json" % subset, "w"))
+PY
+for setting in positive_first negative_first; do
+  "$WINOKIT" run sugarcrepe --data gpt4v --scores "gpt4v-$setting.jsonl" --json "gpt4v-$setting.json" --bootstrap 200 --quiet 2>/dev/null
+  python3 - "gpt4v-$setting.json" "$setting" "$CLI_DIR/../fixtures/sugarcrepe_gpt4v/manifest.json" <<'PY' && ok "sugarcrepe reproduces GPT-4V's published $setting accuracies (readme: 7 subsets, to the item)" || not_ok "sugarcrepe GPT-4V $setting"
+import json, sys
+published = {  # gpt-4v-results/readme.md: right / N
+    "positive_first": {"swap_att": (607, 666), "swap_obj": (211, 246), "add_att": (604, 692), "add_obj": (1859, 2062),
+                       "replace_att": (734, 788), "replace_obj": (1578, 1652), "replace_rel": (1240, 1406)},
+    "negative_first": {"swap_att": (593, 666), "swap_obj": (198, 246), "add_att": (666, 692), "add_obj": (1918, 2062),
+                       "replace_att": (740, 788), "replace_obj": (1604, 1652), "replace_rel": (1298, 1406)}}[sys.argv[2]]
+got = {m["name"]: m for m in json.load(open(sys.argv[1]))["metrics"]}
+manifest = json.load(open(sys.argv[3]))["subsets"]
+for subset, (right, n) in published.items():
+    # Results without an item in the released data (swap_obj key 108, right in both settings)
+    # count in the readme's figure and not in a run on the release.
+    extra = manifest[subset][sys.argv[2]]["results_without_a_release_item"]
+    want_right, want_n = right - sum(extra.values()), n - len(extra)
+    m = got[subset]
+    assert m["n"] == want_n and abs(m["percent"] - 100.0 * want_right / want_n) < 1e-9, (subset, m, want_right, want_n)
+    if not extra:
+        assert round(m["percent"] / 100, 4) == round(right / n, 4), (subset, m["percent"], right / n)
+PY
+done
+expect "the GPT-4V swap_obj figure on the release: 210/245 (the readme's 211/246 holds key 108, absent from data/)" 0 "\| swap_obj \| Swap \| 245 \| 85\.71 \|" -- "$WINOKIT" run sugarcrepe --data gpt4v --scores gpt4v-positive_first.jsonl --bootstrap 200
+
 # --- What'sUp: the release's data folder (annotation files and image folders) ---
 mkdir -p wu/data/controlled_images wu/data/controlled_clevr wu/data/val2017 wu/data/vg_images
 python3 - <<'PY'
