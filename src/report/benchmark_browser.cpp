@@ -97,8 +97,8 @@ std::string comparison_row(const ItemScores& s, std::size_t images, const ScoreC
 
 std::string check_html(const ItemScores& s, std::size_t images, const ItemCheck& check) {
   std::ostringstream h;
-  h << "<div class=\"scroll\"><table class=\"ineq\"><caption>" << html_escape(check.name) << ": "
-    << mark(check.right) << "</caption>";
+  h << "<p class=\"check\"><b>" << html_escape(check.name) << "</b>: " << mark(check.right)
+    << "</p><div class=\"scroll\"><table class=\"ineq\">";
   std::size_t hidden = 0;
   for (const ScoreComparison& c : check.comparisons) {
     const bool holds =
@@ -196,7 +196,7 @@ constexpr const char* kStyle = R"(<style>
 .texts li.true{border-left-color:#1a7f37;background:#eef8f0}.badge{font-size:.8rem;border-radius:3px;padding:0 .3rem;white-space:nowrap}
 .true .badge{background:#1a7f37;color:#fff}.foil .badge{background:#eef1f4;color:#333}
 table.matrix td.truth{font-weight:700;background:#eef8f0}
-#items .pair.one{flex:0 1 auto}#items .ex-scores{flex:1 1 300px}#items .ex{scroll-margin-top:6rem}
+#items .pair.one{flex:0 1 auto}p.check{margin:.6rem 0 0}#items .ex-scores{flex:1 1 300px}#items .ex{scroll-margin-top:6rem}
 .pair figcaption{font-size:.85rem;overflow-wrap:anywhere}.verdict{font-size:.95rem;font-weight:400}
 </style>)";
 

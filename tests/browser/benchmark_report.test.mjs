@@ -154,7 +154,7 @@ try {
   await bothWidths(page, 'eqben');
   assert.equal(await page.locator('#items .ex img').count(), 6, 'two thumbnails per item');
   assert.deepEqual(await page.locator('#items .ex').first().locator('li.true .badge').allTextContents(), ['true of i0', 'true of i1']);
-  assert.deepEqual(await page.locator('#items .ex').first().locator('table.ineq caption').allTextContents(),
+  assert.deepEqual(await page.locator('#items .ex').first().locator('p.check').allTextContents(),
     ['group score: ✓ right', 'text score: ✓ right', 'image score: ✓ right']);
   assert.equal(await page.locator('#items .ex').first().locator('table.matrix td.truth').count(), 2, 'the true pairs in bold');
   await page.selectOption('#b-outcome', '1:0');

@@ -504,7 +504,7 @@ if [ -n "$SHARED" ]; then
 fi
 expect "run eqben --html from scores, .npy frames as thumbnails" 0 "wrote eq.html" -- "$WINOKIT" run eqben --data eq/eqben_subset_10percent_final.json --scores eq.jsonl --images eq/image_subset --html eq.html --quiet
 html_report "eqben --html (scores and --images)" eq.html 3 thumbs
-[ "$(grep -o '<caption>text score: ' eq.html | wc -l)" -eq 3 ] && grep -q '<option value="2:0">image score wrong</option>' eq.html && ok "eqben --html: group, text and image checks, each filterable" || not_ok "eqben checks"
+[ "$(grep -o '<p class="check"><b>text score</b>: ' eq.html | wc -l)" -eq 3 ] && grep -q '<option value="2:0">image score wrong</option>' eq.html && ok "eqben --html: group, text and image checks, each filterable" || not_ok "eqben checks"
 if [ -n "$SHARED" ]; then
   expect "run eqben --model --html" 0 "wrote eq-model.html" -- "$WINOKIT" run eqben --data eq/eqben_subset_10percent_final.json --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --bootstrap 200 --html eq-model.html --quiet
   html_report "eqben --html (a model)" eq-model.html 3 thumbs

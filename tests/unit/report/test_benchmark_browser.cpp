@@ -83,7 +83,8 @@ TEST(BenchmarkBrowser, EveryItemWithItsTruthChecksAndFailedComparisons) {
   EXPECT_NE(h.find("s(t0, i0) 0.5000</td><td class=\"op\">=</td><td>s(t1, i0) 0.5000</td><td "
                    "class=\"d\">tie</td>"),
             std::string::npos);
-  EXPECT_NE(h.find("<caption>image score: <span class=\"ok\">"), std::string::npos);
+  EXPECT_NE(h.find("<p class=\"check\"><b>image score</b>: <span class=\"ok\">"),
+            std::string::npos);
   EXPECT_EQ(count(h, "<td class=\"truth\">"), 3u) << "the true pairs of the matrices";
   // Filters: the subsets with their counts, each check's outcome, ties.
   EXPECT_NE(h.find("<option value=\"first\">first (1)</option>"), std::string::npos);
