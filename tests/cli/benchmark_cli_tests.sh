@@ -530,9 +530,15 @@ expect "run all from scores files: one summary table" 0 "\| aro \| vg_relation m
 [ -s all-s/sugarcrepe.json ] && [ -s all-s/whatsup.md ] && [ -s all-s/aro.csv ] && [ -s all-s/summary.md ] && ok "run all writes every benchmark's report and the summary" || not_ok "run all reports" "$(ls all-s)"
 [ "$(num metrics.7.percent all-s/sugarcrepe.json)" = "$(num metrics.7.percent sc.json)" ] && [ "$(num metrics.0.percent all-s/aro.json)" = "$(num metrics.0.percent aro.json)" ] && ok "run all = each benchmark run alone" || not_ok "run all figures"
 grep -q "| sugarcrepe | mean of subsets | 80.95 | 9 |" all-s/summary.md && ok "run all summary holds every headline metric" || not_ok "run all summary" "$(head -8 all-s/summary.md)"
+expect "run all --html: the summary page and each benchmark's report" 0 "wrote all-h.html" -- "$WINOKIT" run all --config all-scores.json --reports all-h --html all-h.html --quiet
+html_report "run all --html: sugarcrepe.html" all-h/sugarcrepe.html 9
+html_report "run all --html: aro.html" all-h/aro.html 30
+grep -q "mean of subsets" all-h.html && grep -q "<h2>Provenance</h2>" all-h.html && ok "run all --html: the summary table as a page" || not_ok "run all summary page"
 if [ -n "$SHARED" ]; then
   expect "run all with a model" 0 "\| aro \| vg_attribution \| [0-9.]+ \| 26 \|" -- "$WINOKIT" run all --config all-model.json --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --reports all-m --bootstrap 200
   [ "$(num details.per_item.3.true_score all-m/aro.json)" = "$(num details.per_item.3.true_score aro-clip.json)" ] && ok "run all --model scores as run aro" || not_ok "run all --model scores"
+  expect "run all --model --html" 0 "wrote all-mh/aro.html" -- "$WINOKIT" run all --config all-model.json --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --reports all-mh --bootstrap 200 --html all-mh.html --quiet
+  html_report "run all --model --html: aro.html (crops)" all-mh/aro.html 30 thumbs
 fi
 expect "run all: a missing data folder is named before any model work" 3 "all-missing.json: aro.data: nowhere: not found" -- "$WINOKIT" run all --config all-missing.json --model no-such-model --reports never
 [ ! -e never ] && ok "run all wrote nothing on error" || not_ok "run all wrote on error"

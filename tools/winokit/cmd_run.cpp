@@ -10,6 +10,7 @@
 #include "winokit/eval/benchmark.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/report/benchmark_browser.hpp"
+#include "winokit/report/html_report.hpp"
 #include "winokit/report/provenance.hpp"
 #include "winokit/report/sections.hpp"
 
@@ -204,16 +205,22 @@ int run_all(const RunFlags& f) {
         "benchmark of the config");
   }
   check_shard_model(f.model.shard, f.model.model);
-  // Everything is loaded (and every image checked) before a model is opened.
+  // Everything is loaded (and every image checked) before a model is opened. With --html, an
+  // entry with a scores file and images shows them (read and checked as for a model).
+  const bool html = !f.report.html.empty();
+  const bool html_images = html && f.report.images() != HtmlImages::None;
   std::vector<BenchmarkData> loaded;
+  std::vector<bool> readable;
   for (const ConfigEntry& e : entries) {
     BenchmarkLoadOptions o = e.load;
-    o.need_images = e.scores.empty();
+    o.need_images = e.scores.empty() || (html_images && !e.load.images.empty());
+    readable.push_back(o.need_images);
     loaded.push_back(find_benchmark(e.name).load(o));
   }
   std::unique_ptr<VlModel> model;
   if (!f.model.model.empty()) model = f.model.open("run", Ability::PairScores);
   nlohmann::json summary_rows = nlohmann::json::array();
+  nlohmann::json provenances = nlohmann::json::object();
   std::string table =
       "# winokit run all\n\n| Benchmark | Metric | % | N | Interval |\n|---|---|---:|---:|---|\n";
   OutputSet out;
@@ -231,6 +238,13 @@ int run_all(const RunFlags& f) {
     out.add_in(f.reports, e.name + ".md",
                summary_markdown(benchmark, data, summary, name, provenance));
     out.add_in(f.reports, e.name + ".csv", summary_per_item_csv(summary));
+    if (html) {
+      const BenchmarkImages images =
+          benchmark_images(data, f.report.images(), f.reports, readable[k]);
+      out.add_in(f.reports, e.name + ".html",
+                 summary_html(benchmark, data, summary, name, provenance, images));
+    }
+    provenances[e.name] = provenance;
     for (const BenchmarkMetric& m : summary.metrics) {
       char pct[32];
       std::snprintf(pct, sizeof pct, "%.2f", m.percent);
@@ -250,11 +264,14 @@ int run_all(const RunFlags& f) {
   }
   out.add_in(f.reports, "summary.md", table);
   out.add_in(f.reports, "summary.json", nlohmann::json{{"metrics", summary_rows}}.dump(2) + "\n");
-  f.report.add_outputs(out, {{ReportFormat::Json,
-                              [&] {
-                                return nlohmann::json{{"metrics", summary_rows}}.dump(2) + "\n";
-                              }},
-                             {ReportFormat::Markdown, [&] { return table; }}});
+  f.report.add_outputs(
+      out,
+      {{ReportFormat::Json,
+        [&] {
+          return nlohmann::json{{"metrics", summary_rows}}.dump(2) + "\n";
+        }},
+       {ReportFormat::Markdown, [&] { return table; }},
+       {ReportFormat::Html, [&] { return markdown_html("winokit run all", table, provenances); }}});
   commit(out);
   f.report.print(table);
   return 0;
@@ -299,7 +316,8 @@ void add_run(CLI::App& app, int& exit_code) {
   f->report.add_to(*cmd, {.json = "Write the summary as JSON",
                           .csv = "Write one row per item (CSV)",
                           .html = "Write the HTML report with the example browser (images, "
-                                  "texts, scores, what failed)",
+                                  "texts, scores, what failed); run all: the summary table, "
+                                  "and NAME.html per benchmark in --reports",
                           .html_images = true,
                           .markdown = "Write the summary as Markdown",
                           .quiet = "Do not print the summary"});
