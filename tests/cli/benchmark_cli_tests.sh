@@ -111,6 +111,8 @@ for row in csv.DictReader(open(sys.argv[1], newline="", encoding="utf-8")):
     print(json.dumps({"id": row["ID"], "scores": [[float(n - j) for j in range(n)]]}))
 PY
   expect "run winogavil --scores needs no --images" 0 "\| Jaccard \| [0-9]+\.[0-9]{2} \| 7 \|" -- "$WINOKIT" run winogavil --data wg/inst.csv --scores wg/scores.jsonl --bootstrap 200
+  expect "run winogavil --scores --html" 0 "wrote wgs.html" -- "$WINOKIT" run winogavil --data wg/inst.csv --scores wg/scores.jsonl --bootstrap 200 --html wgs.html --quiet
+  html_report "winogavil --html (scores, no images)" wgs.html 7
   expect "run winogavil --html with a model" 0 "wrote wg.html" -- "$WINOKIT" run winogavil --data wg/inst.csv --images wg/images --model "$HFM" --bootstrap 200 --html wg.html --quiet
   html_report "winogavil --html (a model)" wg.html 7 thumbs
   grep -q '<p class="note">Jaccard [0-9.]*%</p>' wg.html && ok "winogavil --html: each instance's Jaccard" || not_ok "winogavil Jaccard note"
