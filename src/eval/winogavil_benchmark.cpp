@@ -117,7 +117,7 @@ class WinogavilBenchmark final : public Benchmark {
       char note[64];
       std::snprintf(note, sizeof note, "Jaccard %.2f%%", r.per_instance[i] * 100);
       summary.items.push_back(
-          {std::to_string(inst.k()) + " of " + std::to_string(inst.n()),
+          {std::to_string(inst.k()) + " of " + std::to_string(inst.n()) + " candidates",
            std::move(truth),
            {item_check("every association over every other candidate", scores[i],
                        inst.candidates.size(), std::move(comparisons))},
