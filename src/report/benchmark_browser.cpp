@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "winokit/core/error.hpp"
+#include "winokit/core/rng.hpp"
 #include "winokit/report/format.hpp"
 #include "winokit/report/html_report.hpp"
 
@@ -202,10 +203,31 @@ table.matrix td.truth{font-weight:700;background:#eef8f0}
 
 }  // namespace
 
+std::vector<std::size_t> browser_sample(std::size_t items, std::size_t max_items,
+                                        std::uint64_t seed) {
+  if (max_items == 0 || max_items >= items) return {};
+  std::vector<std::size_t> all(items);
+  for (std::size_t k = 0; k < items; ++k)
+    all[k] = k;
+  Rng rng(derive_seed(seed, "html-items"));
+  partial_shuffle(all, max_items, rng);
+  all.resize(max_items);
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
 BenchmarkImages benchmark_images(const BenchmarkData& data, HtmlImages mode,
                                  const std::filesystem::path& report_dir, bool readable,
-                                 int max_side) {
+                                 std::vector<std::size_t> shown, int max_side) {
+  for (std::size_t k : shown)
+    if (k >= data.items.size()) throw UsageError("item " + std::to_string(k) + " is not an item");
+  if (shown.empty()) {
+    shown.resize(data.items.size());
+    for (std::size_t k = 0; k < shown.size(); ++k)
+      shown[k] = k;
+  }
   BenchmarkImages out;
+  out.shown = shown;
   out.src.resize(data.items.size());
   for (std::size_t k = 0; k < data.items.size(); ++k)
     out.src[k].resize(data.items[k].images.size());
@@ -222,8 +244,8 @@ BenchmarkImages benchmark_images(const BenchmarkData& data, HtmlImages mode,
   // Each distinct image once (SugarCrepe: 7,512 items over 3,887 images).
   std::map<std::string, std::size_t> index;
   std::vector<const ImageRequest*> distinct;
-  for (const auto& item : data.items)
-    for (const auto& im : item.images)
+  for (std::size_t k : shown)
+    for (const auto& im : data.items[k].images)
       if (index.emplace(im.name, distinct.size()).second) distinct.push_back(&im);
   const std::filesystem::path base =
       std::filesystem::absolute(report_dir.empty() ? std::filesystem::path(".") : report_dir);
@@ -246,7 +268,7 @@ BenchmarkImages benchmark_images(const BenchmarkData& data, HtmlImages mode,
   }
   for (const auto& e : errors)
     if (!e.empty()) throw InputError({data.file.string(), 0, "image"}, e);
-  for (std::size_t k = 0; k < data.items.size(); ++k)
+  for (std::size_t k : shown)
     for (std::size_t i = 0; i < data.items[k].images.size(); ++i)
       out.src[k][i] = src[index.at(data.items[k].images[i].name)];
   return out;
@@ -259,10 +281,19 @@ std::string benchmark_browser_html(const BenchmarkData& data, const BenchmarkSum
     throw UsageError("the summary describes " + std::to_string(summary.items.size()) +
                      " items, the data holds " + std::to_string(data.items.size()));
   // The checks by name, in order of first appearance (the filter's options).
+  std::vector<std::size_t> shown = images.shown;
+  for (std::size_t k : shown)
+    if (k >= data.items.size()) throw UsageError("item " + std::to_string(k) + " is not an item");
+  if (shown.empty()) {
+    shown.resize(data.items.size());
+    for (std::size_t k = 0; k < shown.size(); ++k)
+      shown[k] = k;
+  }
   std::vector<std::string> check_names;
   std::vector<std::pair<std::string, std::size_t>> subsets;
   std::map<std::string, std::size_t> subset_index;
-  for (const ItemOutcome& o : summary.items) {
+  for (std::size_t k : shown) {
+    const ItemOutcome& o = summary.items[k];
     for (std::size_t c = 0; c < o.checks.size(); ++c)
       if (c >= check_names.size()) check_names.push_back(o.checks[c].name);
     if (!o.subset.empty()) {
@@ -303,7 +334,7 @@ std::string benchmark_browser_html(const BenchmarkData& data, const BenchmarkSum
        "<option value=\"margin-asc\">by margin, most wrong first</option>"
        "<option value=\"margin-desc\">by margin, most right first</option></select></label>"
        "<output id=\"b-count\" aria-live=\"polite\">"
-    << data.items.size() << " items</output></div>";
+    << shown.size() << " items</output></div>";
   h << "<div id=\"b-empty\" class=\"empty\" role=\"status\" hidden><span id=\"b-empty-why\">"
        "</span> <button type=\"button\" id=\"b-clear\">Clear all filters</button></div>";
   bool any_image = false;
@@ -313,7 +344,13 @@ std::string benchmark_browser_html(const BenchmarkData& data, const BenchmarkSum
   if (!any_image && !images.missing_note.empty())
     h << "<p class=\"note\">" << html_escape(images.missing_note) << "</p>";
   h << "<ol class=\"ex-list\">";
-  for (std::size_t k = 0; k < data.items.size(); ++k) {
+  if (shown.size() < data.items.size())
+    h << "<p class=\"note\">This report lists a seeded random sample of " << shown.size()
+      << " of the " << data.items.size()
+      << " items (--html-items), in the benchmark's order; the filters and counts are over "
+         "the sample, the metrics above over every item (the CSV report has one row per "
+         "item).</p>";
+  for (std::size_t k : shown) {
     const BenchmarkItem& item = data.items[k];
     const ItemOutcome& o = summary.items[k];
     const std::size_t n_images = item.images.size(), n_texts = item.texts.size();

@@ -405,6 +405,9 @@ fi
 expect "run mmvp-vlm --html from scores" 0 "wrote mv.html" -- "$WINOKIT" run mmvp-vlm --data mv --scores mv.jsonl --html mv.html --quiet
 html_report "mmvp-vlm --html (scores)" mv.html 135
 grep -q 'official (a tie picks the second image): solved' mv.html && ok "mmvp-vlm --html notes the official convention where it differs" || not_ok "mmvp-vlm official note"
+expect "run mmvp-vlm --html --html-items 20: a seeded sample" 0 "wrote mv-20.html" -- "$WINOKIT" run mmvp-vlm --data mv --scores mv.jsonl --html mv-20.html --html-items 20 --quiet
+html_report "mmvp-vlm --html --html-items 20" mv-20.html 20
+grep -q "a seeded random sample of 20 of the 135 items" mv-20.html && "$WINOKIT" run mmvp-vlm --data mv --scores mv.jsonl --html mv-20b.html --html-items 20 --quiet 2>/dev/null && cmp -s <(grep -o 'data-id="[^"]*"' mv-20.html) <(grep -o 'data-id="[^"]*"' mv-20b.html) && ok "--html-items: the sample is named and the same on every run" || not_ok "--html-items sample"
 if [ -n "$SHARED" ]; then
   expect "run mmvp-vlm --model --html" 0 "wrote mv-model.html" -- "$WINOKIT" run mmvp-vlm --data mv --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --bootstrap 200 --html mv-model.html --quiet
   html_report "mmvp-vlm --html (a model)" mv-model.html 135 thumbs

@@ -20,6 +20,7 @@ namespace {
 
 struct RunFlags {
   std::string benchmark, data, images, scores, name, prompt, config, reports;
+  std::size_t html_items = 0;
   BenchmarkOptions options;
   ReportFlags report;
   ModelFlags model;
@@ -99,9 +100,9 @@ int run(const RunFlags& f) {
        {ReportFormat::Markdown, [&] { return md; }},
        {ReportFormat::Csv, [&] { return summary_per_item_csv(summary); }},
        {ReportFormat::Html, [&] {
-          const BenchmarkImages images =
-              benchmark_images(data, f.report.images(),
-                               std::filesystem::path(f.report.html).parent_path(), read_images);
+          const BenchmarkImages images = benchmark_images(
+              data, f.report.images(), std::filesystem::path(f.report.html).parent_path(),
+              read_images, browser_sample(data.items.size(), f.html_items, f.options.seed));
           return summary_html(benchmark, data, summary, name, provenance, images);
         }}});
   commit(out);
@@ -240,7 +241,8 @@ int run_all(const RunFlags& f) {
     out.add_in(f.reports, e.name + ".csv", summary_per_item_csv(summary));
     if (html) {
       const BenchmarkImages images =
-          benchmark_images(data, f.report.images(), f.reports, readable[k]);
+          benchmark_images(data, f.report.images(), f.reports, readable[k],
+                           browser_sample(data.items.size(), f.html_items, f.options.seed));
       out.add_in(f.reports, e.name + ".html",
                  summary_html(benchmark, data, summary, name, provenance, images));
     }
@@ -310,7 +312,11 @@ void add_run(CLI::App& app, int& exit_code) {
                   "NAME.csv) and summary.md / summary.json");
   cmd->add_option("--prompt-template", f->prompt,
                   "How a cue becomes a text (WinoGAViL; default \"{A} {cue}\")");
-  cmd->add_option("--seed", f->options.seed, "Seed of the bootstrap");
+  cmd->add_option("--seed", f->options.seed, "Seed of the bootstrap (and of --html-items)");
+  cmd->add_option("--html-items", f->html_items,
+                  "List at most N items in the HTML example browser: a seeded random sample when "
+                  "the benchmark has more (0: every item)")
+      ->capture_default_str();
   cmd->add_option("--bootstrap", f->options.bootstrap_resamples, "Bootstrap resamples")
       ->check(CLI::PositiveNumber);
   f->report.add_to(*cmd, {.json = "Write the summary as JSON",

@@ -8,6 +8,7 @@
 //   std::string html = summary_html(benchmark, data, summary, "clip-b32", provenance, thumbs);
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -22,13 +23,23 @@ WINOKIT_LAYER(report);
 
 namespace winokit {
 
-// Per item, per image: an img src (a data: URI or a relative path), or empty (no image shown).
+// The items the browser lists and their images. Per item, per image: an img src (a data: URI or
+// a relative path), or empty (no image shown).
 struct BenchmarkImages {
   std::vector<std::vector<std::string>> src;
   std::string missing_note;  // why no image is shown, when none is ("" when some are)
+  // The items listed, in the benchmark's order; empty: every item.
+  std::vector<std::size_t> shown;
 };
 
-// The images of every item, each distinct image (by name) read once. Embed: JPEG thumbnails of
+// Which items a browser of at most `max_items` lists: every one (an empty list) when max_items is
+// 0 or not below `items`, else a uniform random sample of max_items (Rng seeded with
+// derive_seed(seed, "html-items")), in the benchmark's order.
+std::vector<std::size_t> browser_sample(std::size_t items, std::size_t max_items,
+                                        std::uint64_t seed);
+
+// The images of the items in `shown` (empty: every item), each distinct image (by name) read
+// once; the result lists `shown`. Embed: JPEG thumbnails of
 // at most `max_side` pixels on the longer side as data: URIs (what the model saw: an ARO crop,
 // an EqBen .npy frame). Link: paths relative to `report_dir` for images that are files; an image
 // that is not a file as such (a crop, a frame) is embedded. None: no images. A missing or
@@ -37,7 +48,7 @@ struct BenchmarkImages {
 // report shows none, with a note saying how to get them.
 BenchmarkImages benchmark_images(const BenchmarkData& data, HtmlImages mode,
                                  const std::filesystem::path& report_dir, bool readable = true,
-                                 int max_side = 160);
+                                 std::vector<std::size_t> shown = {}, int max_side = 160);
 
 // The example browser section alone (an empty string when `summary.items` is empty).
 std::string benchmark_browser_html(const BenchmarkData& data, const BenchmarkSummary& summary,

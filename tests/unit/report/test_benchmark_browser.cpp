@@ -2,6 +2,7 @@
 // the test's own, so nothing here depends on a real benchmark's loader.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 
@@ -147,6 +148,26 @@ TEST(BenchmarkBrowser, ThumbnailsReadEachImageOnceAndABadImageIsAnError) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("broken.png"), std::string::npos) << e.what();
   }
+}
+
+TEST(BenchmarkBrowser, ASeededSampleOfTheItems) {
+  EXPECT_TRUE(browser_sample(10, 0, 1).empty()) << "0: every item";
+  EXPECT_TRUE(browser_sample(10, 10, 1).empty());
+  const auto a = browser_sample(1000, 25, 7);
+  ASSERT_EQ(a.size(), 25u);
+  EXPECT_TRUE(std::is_sorted(a.begin(), a.end()));
+  EXPECT_EQ(std::adjacent_find(a.begin(), a.end()), a.end()) << "no item twice";
+  EXPECT_LT(a.back(), 1000u);
+  EXPECT_EQ(a, browser_sample(1000, 25, 7)) << "the same seed, the same sample";
+  EXPECT_NE(a, browser_sample(1000, 25, 8));
+  Fixture f;
+  const BenchmarkImages im = benchmark_images(f.data, HtmlImages::Embed, ".", false, {1});
+  const std::string h = benchmark_browser_html(f.data, f.summary, im);
+  EXPECT_EQ(count(h, "<li class=\"ex\""), 1u);
+  EXPECT_NE(h.find("data-id=\"two\""), std::string::npos);
+  EXPECT_NE(h.find("a seeded random sample of 1 of the 2 items"), std::string::npos);
+  EXPECT_EQ(h.find("<option value=\"first\">"), std::string::npos) << "subsets of the sample";
+  EXPECT_THROW(benchmark_images(f.data, HtmlImages::None, ".", true, {5}), UsageError);
 }
 
 TEST(BenchmarkBrowser, RefusesOutcomesThatDoNotMatchTheItems) {
