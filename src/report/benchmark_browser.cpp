@@ -112,8 +112,8 @@ std::string check_html(const ItemScores& s, std::size_t images, const ItemCheck&
   }
   h << "</table></div>";
   if (hidden > 0)
-    h << "<p class=\"note\">" << hidden << " more comparison" << (hidden == 1 ? "" : "s")
-      << " hold.</p>";
+    h << "<p class=\"note\">" << hidden
+      << (hidden == 1 ? " more comparison holds." : " more comparisons hold.") << "</p>";
   return h.str();
 }
 
