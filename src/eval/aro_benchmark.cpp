@@ -86,6 +86,7 @@ class AroBenchmark final : public Benchmark {
     };
     std::map<std::string, Subset> by;
     nlohmann::json per = nlohmann::json::array();
+    std::vector<ItemOutcome> views;
     for (std::size_t i = 0; i < ds.items.size(); ++i) {
       const AroItem& item = ds.items[i];
       if (scores[i].size() != 2) {
@@ -94,6 +95,12 @@ class AroBenchmark final : public Benchmark {
       }
       const double false_score = scores[i][0], true_score = scores[i][1];
       const bool right = true_score > false_score;  // argmax over [false, true] == 1
+      views.push_back(
+          {item.subset,
+           {0, 1},
+           {true_text_check("true caption over the false one", scores[i], {0, 1}, 2, 1)},
+           (item.subset == "vg_relation" ? "relation: " : "attribute pair: ") + item.group,
+           scores[i]});
       Subset& s = by[item.subset];
       s.right.push_back(right ? 1 : 0);
       s.ties += true_score == false_score ? 1 : 0;
@@ -169,6 +176,7 @@ class AroBenchmark final : public Benchmark {
     summary.sections.push_back(std::move(table));
     summary.sections.push_back(std::move(groups));
     summary.details = {{"subsets", details}, {"per_item", per}};
+    summary.items = std::move(views);
     return summary;
   }
 };

@@ -63,6 +63,7 @@ class AroOrderBenchmark final : public Benchmark {
     std::vector<std::uint8_t> strict, official;
     std::size_t ties = 0;
     nlohmann::json per = nlohmann::json::array();
+    std::vector<ItemOutcome> views;
     for (std::size_t i = 0; i < ds.items.size(); ++i) {
       const ItemScores& s = scores[i];
       if (s.size() != ds.items[i].captions.size()) {
@@ -74,6 +75,15 @@ class AroOrderBenchmark final : public Benchmark {
         best_other = std::max(best_other, s[k]);
       const bool right = s[0] > best_other;
       const bool argmax = s[0] >= best_other;  // np.argmax: the first maximum is the caption
+      std::vector<std::uint8_t> truth(s.size(), 0);
+      truth[0] = 1;
+      ItemCheck check = true_text_check("caption over every reordering", s, truth, s.size(), 1);
+      views.push_back(
+          {ds.subset,
+           std::move(truth),
+           {std::move(check)},
+           argmax != right ? "right by the official np.argmax (a tie with the caption)" : "",
+           s});
       strict.push_back(right ? 1 : 0);
       official.push_back(argmax ? 1 : 0);
       ties += s[0] == best_other ? 1 : 0;
@@ -100,6 +110,7 @@ class AroOrderBenchmark final : public Benchmark {
            m.low ? "[" + fixed(*m.low) + ", " + fixed(*m.high) + "]" : "-", fixed(a.percent),
            std::to_string(ties)}}});
     summary.details = {{"per_item", per}, {"ties", ties}};
+    summary.items = std::move(views);
     return summary;
   }
 };

@@ -226,6 +226,44 @@ ImageRequest npy_bgr_image_request(const std::filesystem::path& path, const std:
       {}};
 }
 
+ItemCheck item_check(const std::string& name, const ItemScores& scores, std::size_t images,
+                     std::vector<ScoreComparison> comparisons) {
+  ItemCheck c{name, true, std::move(comparisons)};
+  for (const ScoreComparison& k : c.comparisons) {
+    const std::size_t a = k.text * images + k.image, b = k.other_text * images + k.other_image;
+    if (a >= scores.size() || b >= scores.size()) {
+      throw UsageError("check '" + name + "' compares a score outside the item's " +
+                       std::to_string(scores.size()) + " scores");
+    }
+    c.right = c.right && scores[a] > scores[b];
+  }
+  return c;
+}
+
+ItemCheck true_text_check(const std::string& name, const ItemScores& scores,
+                          const std::vector<std::uint8_t>& truth, std::size_t texts,
+                          std::size_t images) {
+  std::vector<ScoreComparison> comparisons;
+  for (std::size_t i = 0; i < images; ++i) {
+    for (std::size_t t = 0; t < texts; ++t) {
+      if (!truth[t * images + i]) continue;
+      for (std::size_t other = 0; other < texts; ++other) {
+        if (!truth[other * images + i]) comparisons.push_back({t, i, other, i});
+      }
+    }
+  }
+  return item_check(name, scores, images, std::move(comparisons));
+}
+
+std::vector<ItemCheck> winoground_style_checks(const ItemScores& scores) {
+  const std::vector<ScoreComparison> text = {{0, 0, 1, 0}, {1, 1, 0, 1}};
+  const std::vector<ScoreComparison> image = {{0, 0, 0, 1}, {1, 1, 1, 0}};
+  std::vector<ScoreComparison> group = text;
+  group.insert(group.end(), image.begin(), image.end());
+  return {item_check("group score", scores, 2, group), item_check("text score", scores, 2, text),
+          item_check("image score", scores, 2, image)};
+}
+
 BenchmarkMetric accuracy_metric(const std::string& name, const std::vector<std::uint8_t>& right,
                                 const BenchmarkOptions& o, const std::string& seed_name) {
   std::size_t k = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "winokit/core/error.hpp"
@@ -75,6 +76,126 @@ CompareResult compare_runs(const WinogroundDataset& dataset, const std::vector<R
         out.pairwise.push_back(row);
       }
     }
+  }
+  return out;
+}
+
+BenchmarkCompareResult compare_benchmark_runs(const BenchmarkData& data,
+                                              const std::vector<BenchmarkRun>& runs,
+                                              const BenchmarkOptions& options) {
+  constexpr std::size_t kMaxChecks = 3;  // paired_bootstrap_difference takes up to 3 outcomes
+  if (runs.size() < 2) throw UsageError("compare needs at least two runs");
+  std::set<std::string> seen;
+  for (const auto& run : runs) {
+    if (!seen.insert(run.name).second) {
+      throw UsageError("two runs are named '" + run.name + "'", "name them with NAME=FILE");
+    }
+    if (run.summary.items.size() != data.items.size() || data.items.empty()) {
+      throw UsageError("run '" + run.name + "' has " + std::to_string(run.summary.items.size()) +
+                       " item outcomes for the " + std::to_string(data.items.size()) +
+                       " items of " + data.benchmark);
+    }
+  }
+  BenchmarkCompareResult out;
+  out.benchmark = data.benchmark;
+  out.options = options;
+  // The checks every item of every run has, by position, named as the first item names them.
+  std::size_t checks = kMaxChecks;
+  for (const auto& run : runs)
+    for (const auto& item : run.summary.items)
+      checks = std::min(checks, item.checks.size());
+  if (checks == 0) throw UsageError(data.benchmark + ": an item has no outcome to compare");
+  for (std::size_t c = 0; c < checks; ++c)
+    out.checks.push_back(runs[0].summary.items[0].checks[c].name);
+  for (const auto& run : runs) {
+    out.names.push_back(run.name);
+    out.sources.push_back(run.source);
+  }
+  // Outcome bits per run per item (bit c: check c right), and the items of each subset.
+  std::vector<std::vector<std::uint8_t>> bits(runs.size());
+  std::vector<std::pair<std::string, std::vector<std::size_t>>> groups = {{"", {}}};
+  std::map<std::string, std::size_t> group_index;
+  for (std::size_t i = 0; i < data.items.size(); ++i) {
+    BenchmarkCompareResult::Item item{data.items[i].id, runs[0].summary.items[i].subset, {}};
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      std::uint8_t b = 0;
+      std::vector<std::uint8_t> right;
+      for (std::size_t c = 0; c < checks; ++c) {
+        const bool ok = runs[r].summary.items[i].checks[c].right;
+        b = static_cast<std::uint8_t>(b | (ok ? 1u << c : 0u));
+        right.push_back(ok ? 1 : 0);
+      }
+      bits[r].push_back(b);
+      item.right.push_back(std::move(right));
+    }
+    groups[0].second.push_back(i);
+    if (!item.subset.empty()) {
+      auto [it, fresh] = group_index.emplace(item.subset, groups.size());
+      if (fresh) {
+        groups.push_back({item.subset, {}});
+        out.subsets.push_back(item.subset);
+      }
+      groups[it->second].second.push_back(i);
+    }
+    out.items.push_back(std::move(item));
+  }
+  // One group alone is every item: no per-subset rows repeating the overall ones.
+  if (groups.size() == 2 && groups[1].second.size() == data.items.size()) groups.resize(1);
+  std::vector<std::vector<BenchmarkAccuracyRow>> accuracy(checks);
+  std::vector<std::vector<BenchmarkPairRow>> pairwise(checks);
+  for (const auto& [subset, members] : groups) {
+    std::vector<std::vector<std::uint8_t>> sub(runs.size());
+    for (std::size_t r = 0; r < runs.size(); ++r)
+      for (std::size_t i : members)
+        sub[r].push_back(bits[r][i]);
+    const double n = static_cast<double>(members.size());
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      // The same seed for every run: the runs' intervals come from the same resamples.
+      const BootstrapIntervals ci =
+          bootstrap_proportions(sub[r], checks, options.bootstrap_resamples, options.confidence,
+                                derive_seed(options.seed, "compare/" + subset));
+      for (std::size_t c = 0; c < checks; ++c) {
+        BenchmarkAccuracyRow row{runs[r].name, subset, out.checks[c], members.size(), 0, 0, {}};
+        for (auto b : sub[r])
+          row.right += (b >> c) & 1u;
+        row.percent = 100.0 * static_cast<double>(row.right) / n;
+        if (ci.percentile[c].valid())
+          row.interval = {ci.percentile[c].low * 100, ci.percentile[c].high * 100};
+        accuracy[c].push_back(row);
+      }
+    }
+    for (std::size_t a = 0; a < runs.size(); ++a) {
+      for (std::size_t b = a + 1; b < runs.size(); ++b) {
+        const auto diff = paired_bootstrap_difference(
+            sub[a], sub[b], checks, options.bootstrap_resamples, options.confidence,
+            derive_seed(options.seed,
+                        "compare/" + subset + "/" + runs[a].name + "/" + runs[b].name));
+        for (std::size_t c = 0; c < checks; ++c) {
+          BenchmarkPairRow row;
+          row.subset = subset;
+          row.check = out.checks[c];
+          row.a = runs[a].name;
+          row.b = runs[b].name;
+          row.n = members.size();
+          for (std::size_t k = 0; k < members.size(); ++k) {
+            const bool x = (sub[a][k] >> c) & 1u, y = (sub[b][k] >> c) & 1u;
+            row.a_right += x;
+            row.b_right += y;
+            row.a_only += x && !y;
+            row.b_only += y && !x;
+          }
+          row.difference =
+              100.0 * (static_cast<double>(row.a_only) - static_cast<double>(row.b_only)) / n;
+          row.p_mcnemar = mcnemar_exact_p(row.a_only, row.b_only);
+          if (diff[c].valid()) row.paired_bootstrap = {diff[c].low * 100, diff[c].high * 100};
+          pairwise[c].push_back(row);
+        }
+      }
+    }
+  }
+  for (std::size_t c = 0; c < checks; ++c) {
+    out.accuracy.insert(out.accuracy.end(), accuracy[c].begin(), accuracy[c].end());
+    out.pairwise.insert(out.pairwise.end(), pairwise[c].begin(), pairwise[c].end());
   }
   return out;
 }

@@ -87,6 +87,7 @@ class EqBenBenchmark final : public Benchmark {
     std::map<std::string, Scores> by_source;
     std::vector<std::string> source_order;
     nlohmann::json per = nlohmann::json::array();
+    std::vector<ItemOutcome> views;
     for (std::size_t i = 0; i < ds.items.size(); ++i) {
       const EqBenItem& it = ds.items[i];
       if (scores[i].size() != 4) {
@@ -98,6 +99,7 @@ class EqBenBenchmark final : public Benchmark {
       const bool text = c0i0 > c1i0 && c1i1 > c0i1;
       const bool image = c0i0 > c0i1 && c1i1 > c1i0;
       const bool group = text && image;
+      views.push_back({it.source, {1, 0, 0, 1}, winoground_style_checks(scores[i]), {}, scores[i]});
       if (by_source.find(it.source) == by_source.end()) source_order.push_back(it.source);
       for (Scores* s : {&all, &by_source[it.source]}) {
         s->text.push_back(text ? 1 : 0);
@@ -137,6 +139,7 @@ class EqBenBenchmark final : public Benchmark {
     }
     summary.sections.push_back(std::move(sources));
     summary.details = {{"per_item", per}};
+    summary.items = std::move(views);
     return summary;
   }
 };

@@ -98,6 +98,7 @@ class MmvpBenchmark final : public Benchmark {
     std::vector<std::uint8_t> all_strict;
     std::size_t all_official = 0, all_ties = 0;
     nlohmann::json per = nlohmann::json::array();
+    std::vector<ItemOutcome> views;
     for (std::size_t i = 0; i < ds.pairs.size(); ++i) {
       const MmvpPair& p = ds.pairs[i];
       if (scores[i].size() != 4) {
@@ -105,6 +106,24 @@ class MmvpBenchmark final : public Benchmark {
                          " needs 4 scores (2 statements x 2 images)");
       }
       const PairOutcome r = pair_outcome(scores[i], p.qid1, p.qid2);
+      {
+        // Statement t is true of the first image for an odd question id, else of the second.
+        const std::size_t own[2] = {p.qid1 % 2 != 0 ? 0u : 1u, p.qid2 % 2 != 0 ? 0u : 1u};
+        std::vector<std::uint8_t> truth(4, 0);
+        std::vector<ScoreComparison> c;
+        for (std::size_t t = 0; t < 2; ++t) {
+          truth[t * 2 + own[t]] = 1;
+          c.push_back({t, own[t], t, 1 - own[t]});
+        }
+        views.push_back(
+            {p.category,
+             std::move(truth),
+             {item_check("pair: each statement picks its own image", scores[i], 2, std::move(c))},
+             r.official != r.strict ? std::string("official (a tie picks the second image): ") +
+                                          (r.official ? "solved" : "not solved")
+                                    : "",
+             scores[i]});
+      }
       Category& c = by[p.category];
       c.strict.push_back(r.strict ? 1 : 0);
       c.official.push_back(r.official ? 1 : 0);
@@ -163,6 +182,7 @@ class MmvpBenchmark final : public Benchmark {
          average.low ? "[" + fixed(*average.low) + ", " + fixed(*average.high) + "]" : "-",
          fixed(mean_official / n_categories), std::to_string(all_ties)});
     summary.sections.push_back(std::move(table));
+    summary.items = std::move(views);
     summary.details = {{"per_item", per},
                        {"average_percent", average.percent},
                        {"average_official_percent", mean_official / n_categories},

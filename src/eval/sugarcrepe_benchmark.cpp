@@ -87,6 +87,7 @@ class SugarCrepeBenchmark final : public Benchmark {
     };
     std::map<std::string, Subset> by_subset;
     nlohmann::json per = nlohmann::json::array();
+    std::vector<ItemOutcome> views;
     for (std::size_t i = 0; i < ds.items.size(); ++i) {
       const auto& item = ds.items[i];
       if (scores[i].size() != 2) {
@@ -96,6 +97,11 @@ class SugarCrepeBenchmark final : public Benchmark {
       }
       const double pos = scores[i][0], neg = scores[i][1];
       const bool right = pos > neg;  // main_eval.py: a tie is wrong
+      views.push_back({item.subset,
+                       {1, 0},
+                       {true_text_check("caption over its negative", scores[i], {1, 0}, 2, 1)},
+                       {},
+                       scores[i]});
       Subset& s = by_subset[item.subset];
       s.right.push_back(right ? 1 : 0);
       if (pos == neg) ++s.ties;
@@ -158,6 +164,7 @@ class SugarCrepeBenchmark final : public Benchmark {
     summary.sections.push_back(std::move(subsets));
     summary.sections.push_back(std::move(categories));
     summary.details = {{"per_item", per}, {"chance", kChance * 100}};
+    summary.items = std::move(views);
     return summary;
   }
 };

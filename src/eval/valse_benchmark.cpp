@@ -79,6 +79,7 @@ class ValseBenchmark final : public Benchmark {
     for (const ValseItem& it : ds.items)
       ++by[it.piece].total;
     nlohmann::json per = nlohmann::json::array();
+    std::vector<ItemOutcome> views;
     for (std::size_t k = 0; k < native.valid.size(); ++k) {
       const ValseItem& it = ds.items[native.valid[k]];
       if (scores[k].size() != 2) {
@@ -86,6 +87,11 @@ class ValseBenchmark final : public Benchmark {
       }
       const double caption = scores[k][0], foil = scores[k][1];
       const bool right = caption > foil;  // acc_r: a tie is wrong
+      views.push_back({it.piece,
+                       {1, 0},
+                       {true_text_check("caption over its foil", scores[k], {1, 0}, 2, 1)},
+                       {},
+                       scores[k]});
       Piece& p = by[it.piece];
       p.right.push_back(right ? 1 : 0);
       p.ties += caption == foil ? 1 : 0;
@@ -157,6 +163,7 @@ class ValseBenchmark final : public Benchmark {
     summary.sections.push_back(std::move(table));
     summary.sections.push_back(std::move(instruments));
     summary.details = {{"per_item", per}};
+    summary.items = std::move(views);
     return summary;
   }
 };

@@ -94,6 +94,7 @@ class WhatsUpBenchmark final : public Benchmark {
     };
     std::map<std::string, Subset> by;
     nlohmann::json per = nlohmann::json::array();
+    std::vector<ItemOutcome> views;
     for (std::size_t i = 0; i < ds.items.size(); ++i) {
       const WhatsUpItem& item = ds.items[i];
       if (scores[i].size() != item.captions.size()) {
@@ -101,6 +102,17 @@ class WhatsUpBenchmark final : public Benchmark {
                          std::to_string(item.captions.size()) + " scores");
       }
       const Outcome r = outcome(scores[i]);
+      std::vector<std::uint8_t> truth(item.captions.size(), 0);
+      truth[0] = 1;
+      ItemCheck check = true_text_check("true caption over every other", scores[i], truth,
+                                        item.captions.size(), 1);
+      views.push_back({item.subset,
+                       std::move(truth),
+                       {std::move(check)},
+                       r.argmax != r.strict ? "right by the official np.argmax (a tie with the "
+                                              "true caption)"
+                                            : "",
+                       scores[i]});
       Subset& s = by[item.subset];
       s.captions = item.captions.size();
       s.strict.push_back(r.strict ? 1 : 0);
@@ -185,6 +197,7 @@ class WhatsUpBenchmark final : public Benchmark {
     summary.sections.push_back(std::move(table));
     summary.sections.push_back(std::move(preps));
     summary.details = {{"per_item", per}};
+    summary.items = std::move(views);
     return summary;
   }
 };

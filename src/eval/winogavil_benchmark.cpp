@@ -4,6 +4,7 @@
 // with a seeded bootstrap interval, broken down by candidates and k. `winokit winogavil` is this
 // benchmark's full front end (captions instead of images, predictions columns, the supervised
 // baseline, every report format).
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -103,6 +104,26 @@ class WinogavilBenchmark final : public Benchmark {
                      {"jaccard", r.per_instance[i]}});
     }
     summary.details = {{"per_item", per}};
+    for (std::size_t i = 0; i < ds.instances.size(); ++i) {
+      const auto& inst = ds.instances[i];
+      std::vector<std::uint8_t> truth(inst.candidates.size(), 0);
+      for (std::size_t c = 0; c < inst.candidates.size(); ++c)
+        truth[c] = std::find(inst.associations.begin(), inst.associations.end(),
+                             inst.candidates[c]) != inst.associations.end();
+      std::vector<ScoreComparison> comparisons;
+      for (std::size_t a = 0; a < truth.size(); ++a)
+        for (std::size_t b = 0; b < truth.size(); ++b)
+          if (truth[a] && !truth[b]) comparisons.push_back({0, a, 0, b});
+      char note[64];
+      std::snprintf(note, sizeof note, "Jaccard %.2f%%", r.per_instance[i] * 100);
+      summary.items.push_back(
+          {std::to_string(inst.k()) + " of " + std::to_string(inst.n()) + " candidates",
+           std::move(truth),
+           {item_check("every association over every other candidate", scores[i],
+                       inst.candidates.size(), std::move(comparisons))},
+           note,
+           scores[i]});
+    }
     return summary;
   }
 };

@@ -141,6 +141,12 @@ class WinogroundBenchmark final : public Benchmark {
                      {"group", r.outcomes[e].group}});
     }
     summary.details = {{"per_item", per}};
+    for (std::size_t e = 0; e < scores.size(); ++e)
+      summary.items.push_back({dataset.examples[e].collapsed_tag,
+                               {1, 0, 0, 1},
+                               winoground_style_checks(scores[e]),
+                               {},
+                               scores[e]});
     return summary;
   }
 };

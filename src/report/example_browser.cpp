@@ -150,6 +150,10 @@ std::vector<std::string> split_words(const std::string& text) {
 
 }  // namespace
 
+std::string thumbnail_data_uri(const ImageBytes& image, int max_side) {
+  return thumbnail_uri(image, max_side);
+}
+
 std::array<std::string, 2> caption_diff_html(const std::string& a, const std::string& b) {
   // Words outside a longest common subsequence are the ones that moved or changed: marked. Of
   // several longest ones, the one whose words keep their place best wins ("a person holding up

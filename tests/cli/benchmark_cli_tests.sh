@@ -20,6 +20,25 @@ for k in sys.argv[1].split("."):
     d=d[int(k)] if k.isdigit() else d[k]
 print(f"{d:.9f}")' "$1" "$2"; }
 
+# html_report NAME FILE N [thumbs]: FILE is a whole HTML report whose example browser lists N
+# items, each with its texts (one marked true) and a check; with "thumbs", embedded thumbnails,
+# else the note saying why no image is shown.
+html_report() {
+  local name=$1 file=$2 n=$3 want=${4:-}
+  if [ ! -s "$file" ]; then not_ok "$name: no $file"; return; fi
+  local items trues checks thumbs
+  items=$(grep -o '<li class="ex"' "$file" | wc -l)
+  trues=$(grep -o '<li class="true"><b>t' "$file" | wc -l)
+  checks=$(grep -o '<table class="ineq">' "$file" | wc -l)
+  thumbs=$(grep -o 'src="data:image/jpeg;base64,' "$file" | wc -l)
+  if ! tail -c 20 "$file" | grep -q '</html>'; then not_ok "$name: $file is cut short"
+  elif [ "$items" -ne "$n" ] || [ "$trues" -lt "$n" ] || [ "$checks" -lt "$n" ]; then
+    not_ok "$name: $items items, $trues true texts, $checks checks (wanted $n each)"
+  elif [ "$want" = thumbs ] && [ "$thumbs" -lt 1 ]; then not_ok "$name: no thumbnail"
+  elif [ "$want" != thumbs ] && ! grep -q 'No images shown' "$file"; then not_ok "$name: no note on the missing images"
+  else ok "$name: $n items in the example browser${want:+ with thumbnails}"; fi
+}
+
 expect "benchmarks lists the registry" 0 "winoground .*Winoground.*" -- "$WINOKIT" benchmarks
 expect "benchmarks lists winogavil" 0 "winogavil .*WinoGAViL" -- "$WINOKIT" benchmarks
 expect "--help lists the benchmarks" 0 "Benchmarks \(winokit run NAME\):" -- "$WINOKIT" --help
@@ -58,6 +77,10 @@ if [ -s generic.jsonl ]; then
 else
   not_ok "could not write the generic layout from s.jsonl" "$(head -2 s.jsonl)"
 fi
+expect "run winoground --html from scores" 0 "wrote rw.html" -- "$WINOKIT" run winoground --data syn --scores s.jsonl --html rw.html --quiet
+html_report "winoground --html (scores)" rw.html 24
+expect "run winoground --html --images shows them" 0 "wrote rwi.html" -- "$WINOKIT" run winoground --data syn --scores s.jsonl --images syn/images --html rwi.html --quiet
+html_report "winoground --html (scores and --images)" rwi.html 24 thumbs
 expect "run needs exactly one scorer" 2 "exactly one of --model" -- "$WINOKIT" run winoground --data syn
 expect "run writes nothing on error" 2 "" -- "$WINOKIT" run winoground --data syn --scores bad.jsonl --json never.json --quiet
 [ ! -e never.json ] && ok "no half result file" || not_ok "never.json was written"
@@ -88,6 +111,11 @@ for row in csv.DictReader(open(sys.argv[1], newline="", encoding="utf-8")):
     print(json.dumps({"id": row["ID"], "scores": [[float(n - j) for j in range(n)]]}))
 PY
   expect "run winogavil --scores needs no --images" 0 "\| Jaccard \| [0-9]+\.[0-9]{2} \| 7 \|" -- "$WINOKIT" run winogavil --data wg/inst.csv --scores wg/scores.jsonl --bootstrap 200
+  expect "run winogavil --scores --html" 0 "wrote wgs.html" -- "$WINOKIT" run winogavil --data wg/inst.csv --scores wg/scores.jsonl --bootstrap 200 --html wgs.html --quiet
+  html_report "winogavil --html (scores, no images)" wgs.html 7
+  expect "run winogavil --html with a model" 0 "wrote wg.html" -- "$WINOKIT" run winogavil --data wg/inst.csv --images wg/images --model "$HFM" --bootstrap 200 --html wg.html --quiet
+  html_report "winogavil --html (a model)" wg.html 7 thumbs
+  grep -q '<p class="note">Jaccard [0-9.]*%</p>' wg.html && ok "winogavil --html: each instance's Jaccard" || not_ok "winogavil Jaccard note"
   mkdir -p wg/few && cp wg/images/sun.png wg/few/
   expect "a missing-image error lists a few names and the count" 3 "15 candidate image\(s\) not found in wg/few: ('[^']+', ){9}'[^']+' and 5 more" -- "$WINOKIT" run winogavil --data wg/inst.csv --images wg/few --model "$HFM"
 fi
@@ -119,12 +147,28 @@ expect "run sugarcrepe from scores: a tie is wrong (2 of 3 = 66.67)" 0 "\| swap_
 [ "$(num metrics.0.percent sc.json)" = "0.000000000" ] && [ "$(num metrics.7.percent sc.json)" = "80.952380952" ] && ok "sugarcrepe: add_obj 0, mean of subsets 80.95" || not_ok "sugarcrepe metrics" "$(head -c 600 sc.json)"
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); t=[s for s in j["sections"] if s["title"]=="Accuracy per subset"][0]; assert t["rows"][6]["Ties"] == "1", t' sc.json 2>/dev/null && ok "sugarcrepe counts the tie" || not_ok "sugarcrepe ties column" "$(grep -o '"rows".\{0,300\}' sc.json | head -2)"
 [ "$(wc -l < sc.csv)" -eq 10 ] && strict_csv sc.csv 8 && ok "sugarcrepe --csv: one row per item" || not_ok "sugarcrepe csv" "$(head -3 sc.csv)"
+expect "run sugarcrepe --html from scores" 0 "wrote sc.html" -- "$WINOKIT" run sugarcrepe --data sc/data --scores sc.jsonl --html sc.html --quiet
+html_report "sugarcrepe --html (scores, no images)" sc.html 9
+grep -q 'data-id="swap_att/43" data-text="[^"]*" data-subset="swap_att" data-o="0" data-ties="1"' sc.html && grep -q '<td class="d">tie</td>' sc.html && ok "sugarcrepe --html: the tie is wrong and shown as a tie" || not_ok "sugarcrepe --html tie" "$(grep -o 'data-id="swap_att/43"[^>]*' sc.html)"
+expect "run sugarcrepe --scores --images --html shows thumbnails" 0 "wrote sc-img.html" -- "$WINOKIT" run sugarcrepe --data sc/data --scores sc.jsonl --images sc/images --html sc-img.html --quiet
+html_report "sugarcrepe --html (scores and --images)" sc-img.html 9 thumbs
+expect "--html-images link links the image files" 0 "wrote sc-link.html" -- "$WINOKIT" run sugarcrepe --data sc/data --scores sc.jsonl --images sc/images --html sc-link.html --html-images link --quiet
+grep -q '<img src="sc/images/000000000001.png"' sc-link.html && ! grep -q 'data:image' sc-link.html && ok "sugarcrepe --html-images link: relative paths" || not_ok "sugarcrepe link" "$(grep -o '<img src="[^"]*"' sc-link.html | head -2)"
+mkdir -p sc/broken && cp sc/images/*.png sc/broken/ && echo "not a png" > sc/broken/000000000002.png
+expect "a broken image at report time names it, and nothing is written" 2 "000000000002.png" -- "$WINOKIT" run sugarcrepe --data sc/data --scores sc.jsonl --images sc/broken --html sc-broken.html --json sc-broken.json --quiet
+[ ! -e sc-broken.html ] && [ ! -e sc-broken.json ] && ok "no half report on a broken image" || not_ok "a report was written despite the broken image"
+if [ -n "$SHARED" ]; then
+  expect "run sugarcrepe --model --html" 0 "wrote sc-model.html" -- "$WINOKIT" run sugarcrepe --data sc/data --images sc/images --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --html sc-model.html --quiet
+  html_report "sugarcrepe --html (a model)" sc-model.html 9 thumbs
+fi
 expect "sugarcrepe with a model needs --images" 2 "sugarcrepe needs --images DIR: COCO's val2017" -- "$WINOKIT" run sugarcrepe --data sc/data --model "$SHARED/golden/clip/models/tiny-quickgelu-hf"
 if [ -n "$SHARED" ]; then
   expect "run sugarcrepe with a model" 0 "wrote sc.md" -- "$WINOKIT" run sugarcrepe --data sc/data --images sc/images --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --quiet --markdown sc.md
   grep -qE "\| swap_att \| [0-9]+\.[0-9]{2} \| 3 \|" sc.md && ok "sugarcrepe with a model: a row per subset" || not_ok "sugarcrepe model report" "$(head -12 sc.md)"
 fi
 mkdir -p sc/few && cp sc/images/000000000000.png sc/few/
+expect "a missing image for the HTML report is named, nothing written" 3 "3 image\(s\) not found in sc/few" -- "$WINOKIT" run sugarcrepe --data sc/data --scores sc.jsonl --images sc/few --html sc-few.html --quiet
+[ ! -e sc-few.html ] && ok "no report with a missing image" || not_ok "sc-few.html written"
 expect "sugarcrepe names the missing images" 3 "3 image\(s\) not found in sc/few: 000000000001.png, 000000000002.png, 000000000003.png" -- "$WINOKIT" run sugarcrepe --data sc/data --images sc/few --model "${SHARED:-.}/golden/clip/models/tiny-quickgelu-hf"
 printf '{"0": {"filename": "a.png", "caption": "x"}}' > sc/swap_obj.json
 mkdir -p sc/part && cp sc/data/swap_att.json sc/data/add_att.json sc/part/
@@ -132,6 +176,62 @@ expect "a folder missing subsets names them (never a smaller N)" 2 "subset file\
 grep '"swap_att/' sc.jsonl > sc-swap.jsonl
 expect "one subset's file runs that subset alone" 0 "\| swap_att \| 66\.67 \| 3 \|" -- "$WINOKIT" run sugarcrepe --data sc/data/swap_att.json --scores sc-swap.jsonl
 expect "a malformed subset names the file and the field" 2 "swap_obj.json.*0\.negative_caption.*non-empty string" -- "$WINOKIT" run sugarcrepe --data sc/swap_obj.json --scores sc.jsonl
+# compare --benchmark: B gets add_obj right (A wrong) and replace_att, replace_rel (a tie),
+# swap_obj wrong (A right): 3 and 1 discordant items; exact McNemar p = 2 * P(X <= 1 | 4, 1/2)
+# = 2 * 5/16 = 0.625; A 7/9, B 5/9, difference 2/9 = 22.22 points.
+python3 -c 'import json
+flip = {"add_obj": [[0.3], [0.2]], "replace_att": [[0.1], [0.9]], "replace_rel": [[0.2], [0.2]], "swap_obj": [[0.0], [0.5]]}
+with open("sc-b.jsonl", "w") as f:
+    for line in open("sc.jsonl"):
+        r = json.loads(line); r["scores"] = flip.get(r["id"].split("/")[0], r["scores"]); f.write(json.dumps(r) + "\n")'
+expect "compare --benchmark sugarcrepe: discordant counts, McNemar p, difference" 0 "\| A \| B \| all \| 9 \| 3 \| 1 \| \+22\.22 \| \[[-0-9.]+, [0-9.]+\] \| 0\.6250 \|" -- "$WINOKIT" compare --benchmark sugarcrepe --data sc/data A=sc.jsonl B=sc-b.jsonl --bootstrap 500 --csv scc.csv --json scc.json
+grep -qE "^\| A \| all \| 9 \| 7 \| 77\.78 \|" <("$WINOKIT" compare --benchmark sugarcrepe --data sc/data A=sc.jsonl B=sc-b.jsonl --bootstrap 500) && ok "compare --benchmark: each run's accuracy" || not_ok "compare accuracy rows"
+grep -qE "^\| A \| B \| swap_att \| 3 \| 0 \| 0 \| 0\.00 \|.*\| 1\.0000 \|$" <("$WINOKIT" compare --benchmark sugarcrepe --data sc/data A=sc.jsonl B=sc-b.jsonl --bootstrap 500) && ok "compare --benchmark: per subset (swap_att: no discordant item, p = 1)" || not_ok "compare per subset"
+[ "$(wc -l < scc.csv)" -eq 10 ] && strict_csv scc.csv 4 && grep -q "^add_obj/0,add_obj,0,1$" scc.csv && grep -q "^replace_rel/28,replace_rel,1,0$" scc.csv && ok "compare --benchmark --csv: one row per item, each run's outcome" || not_ok "compare per-item csv" "$(head -3 scc.csv)"
+expect "compare --benchmark: an unknown benchmark names the known ones" 2 "unknown benchmark 'sugarcrep'" -- "$WINOKIT" compare --benchmark sugarcrep --data sc/data sc.jsonl sc-b.jsonl
+expect "compare --benchmark: a scores file for other items names the line" 2 "generic.jsonl:1: field 'id'" -- "$WINOKIT" compare --benchmark sugarcrepe --data sc/data sc.jsonl generic.jsonl
+
+# --- SugarCrepe: the published GPT-4V figures from the repository's per-item results ---
+# tests/fixtures/make_sugarcrepe_gpt4v.py converted RAIVNLab/sugar-crepe's gpt-4v-results into
+# the generic scores layout; a stand-in data folder with the release's subsets and keys (all the
+# metric reads) is written here. Published (gpt-4v-results/readme.md): right/N per subset.
+python3 - "$CLI_DIR/../fixtures/sugarcrepe_gpt4v" <<'PY'
+import gzip, json, os, sys
+keys = {}
+for setting in ["positive_first", "negative_first"]:
+    with gzip.open(os.path.join(sys.argv[1], setting + ".jsonl.gz"), "rt") as f, open("gpt4v-%s.jsonl" % setting, "w") as out:
+        for line in f:
+            out.write(line)
+            subset, key = json.loads(line)["id"].split("/")
+            keys.setdefault(subset, set()).add(key)
+os.makedirs("gpt4v", exist_ok=True)
+for subset, ks in keys.items():
+    json.dump({k: {"filename": k + ".jpg", "caption": "caption " + k, "negative_caption": "negative " + k}
+               for k in sorted(ks, key=int)}, open("gpt4v/%s.json" % subset, "w"))
+PY
+for setting in positive_first negative_first; do
+  "$WINOKIT" run sugarcrepe --data gpt4v --scores "gpt4v-$setting.jsonl" --json "gpt4v-$setting.json" --bootstrap 200 --quiet 2>/dev/null
+  python3 - "gpt4v-$setting.json" "$setting" "$CLI_DIR/../fixtures/sugarcrepe_gpt4v/manifest.json" <<'PY' && ok "sugarcrepe reproduces GPT-4V's published $setting accuracies (readme: 7 subsets, to the item)" || not_ok "sugarcrepe GPT-4V $setting"
+import json, sys
+published = {  # gpt-4v-results/readme.md: right / N
+    "positive_first": {"swap_att": (607, 666), "swap_obj": (211, 246), "add_att": (604, 692), "add_obj": (1859, 2062),
+                       "replace_att": (734, 788), "replace_obj": (1578, 1652), "replace_rel": (1240, 1406)},
+    "negative_first": {"swap_att": (593, 666), "swap_obj": (198, 246), "add_att": (666, 692), "add_obj": (1918, 2062),
+                       "replace_att": (740, 788), "replace_obj": (1604, 1652), "replace_rel": (1298, 1406)}}[sys.argv[2]]
+got = {m["name"]: m for m in json.load(open(sys.argv[1]))["metrics"]}
+manifest = json.load(open(sys.argv[3]))["subsets"]
+for subset, (right, n) in published.items():
+    # Results without an item in the released data (swap_obj key 108, right in both settings)
+    # count in the readme's figure and not in a run on the release.
+    extra = manifest[subset][sys.argv[2]]["results_without_a_release_item"]
+    want_right, want_n = right - sum(extra.values()), n - len(extra)
+    m = got[subset]
+    assert m["n"] == want_n and abs(m["percent"] - 100.0 * want_right / want_n) < 1e-9, (subset, m, want_right, want_n)
+    if not extra:
+        assert round(m["percent"] / 100, 4) == round(right / n, 4), (subset, m["percent"], right / n)
+PY
+done
+expect "the GPT-4V swap_obj figure on the release: 210/245 (the readme's 211/246 holds key 108, absent from data/)" 0 "\| swap_obj \| Swap \| 245 \| 85\.71 \|" -- "$WINOKIT" run sugarcrepe --data gpt4v --scores gpt4v-positive_first.jsonl --bootstrap 200
 
 # --- What'sUp: the release's data folder (annotation files and image folders) ---
 mkdir -p wu/data/controlled_images wu/data/controlled_clevr wu/data/val2017 wu/data/vg_images
@@ -176,6 +276,13 @@ if [ -n "$SHARED" ]; then
   expect "run whatsup with a model" 0 "wrote wu.md" -- "$WINOKIT" run whatsup --data wu/data --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --quiet --markdown wu.md
   grep -qE "\| gqa_two \| 1 \| 50\.00 \|" wu.md && ok "whatsup with a model: every subset" || not_ok "whatsup model report" "$(head -14 wu.md)"
 fi
+expect "run whatsup --html from scores" 0 "wrote wu.html" -- "$WINOKIT" run whatsup --data wu/data --scores wu.jsonl --html wu.html --quiet
+html_report "whatsup --html (scores)" wu.html 12
+grep -q 'right by the official np.argmax' wu.html && ok "whatsup --html notes the official argmax on a tie" || not_ok "whatsup argmax note"
+if [ -n "$SHARED" ]; then
+  expect "run whatsup --model --html" 0 "wrote wu-model.html" -- "$WINOKIT" run whatsup --data wu/data --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --html wu-model.html --quiet
+  html_report "whatsup --html (a model)" wu-model.html 12 thumbs
+fi
 rm wu/data/vg_qa_two_obj.json
 expect "a What'sUp folder missing a file names it" 2 "annotation file\(s\) missing: vg_qa_two_obj.json" -- "$WINOKIT" run whatsup --data wu/data --scores wu.jsonl
 grep '"controlled_a/' wu.jsonl > wu-a.jsonl
@@ -217,6 +324,10 @@ expect "run aro from scores: VG-R macro without symmetric relations, the tie wro
 [ "$(num metrics.2.percent aro.json)" = "96.000000000" ] && [ "$(num metrics.3.percent aro.json)" = "96.153846154" ] && ok "aro: VG-A macro over pairs of 25+ items (96), accuracy 25/26" || not_ok "aro VG-A metrics" "$(head -c 600 aro.json)"
 [ "$(wc -l < aro.csv)" -eq 31 ] && strict_csv aro.csv 9 && head -1 aro.csv | grep -q "false_score" && ok "aro --csv: one row per item" || not_ok "aro csv" "$(head -2 aro.csv)"
 grep -q '2345.jpg@8,4,40,30' aro.csv && ok "aro names each crop with its box" || not_ok "aro crop names" "$(sed -n 2p aro.csv)"
+expect "run aro --html from scores, crops as thumbnails with --images" 0 "wrote aro.html" -- "$WINOKIT" run aro --data aro --scores aro.jsonl --images aro/images --html aro.html --html-images link --quiet
+html_report "aro --html (scores, crops embedded even with link)" aro.html 30 thumbs
+expect "run aro --html without images" 0 "wrote aro-none.html" -- "$WINOKIT" run aro --data aro --scores aro.jsonl --html aro-none.html --quiet
+html_report "aro --html (scores, no images)" aro-none.html 30
 grep '"vg_relation/' aro.jsonl > aro-r.jsonl
 expect "one ARO annotation file runs that subset" 0 "\| vg_relation \| 4 \|" -- "$WINOKIT" run aro --data aro/visual_genome_relation.json --scores aro-r.jsonl
 if [ -n "$SHARED" ]; then
@@ -253,6 +364,12 @@ expect "run aro-order from scores: Precision@1 strict and official, the tie" 0 "
 if [ -n "$SHARED" ]; then
   expect "run aro-order with a model" 0 "\| coco_order \| 2 \|" -- "$WINOKIT" run aro-order --data ord/coco_order.json --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --bootstrap 200
 fi
+expect "run aro-order --html from scores" 0 "wrote ord.html" -- "$WINOKIT" run aro-order --data ord/coco_order.json --scores ord.jsonl --html ord.html --quiet
+html_report "aro-order --html (scores)" ord.html 2
+if [ -n "$SHARED" ]; then
+  expect "run aro-order --model --html" 0 "wrote ord-model.html" -- "$WINOKIT" run aro-order --data ord/coco_order.json --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --bootstrap 200 --html ord-model.html --quiet
+  html_report "aro-order --html (a model)" ord-model.html 2 thumbs
+fi
 expect "aro-order images are looked for under --images" 3 "2 image\(s\) not found in sc: COCO_val2014_000000000001.jpg, COCO_val2014_000000000002.jpg" -- "$WINOKIT" run aro-order --data ord/coco_order.json --images sc --model "${SHARED:-.}/golden/clip/models/tiny-quickgelu-hf"
 
 # --- MMVP-VLM: the release's folder (Questions.csv, "MLLM_VLM Images"/TYPE/ID.jpg) ---
@@ -285,6 +402,24 @@ if [ -n "$SHARED" ]; then
   expect "run mmvp-vlm with a model" 0 "\| Viewpoint and Perspective \| 15 \|" -- "$WINOKIT" run mmvp-vlm --data mv --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --bootstrap 200
   expect "run mmvp-vlm with a cross-encoder (blip)" 0 "\| average \| 135 \|" -- "$WINOKIT" run mmvp-vlm --data mv --model "$(cd "$CLI_DIR/../.." && pwd)/tests/fixtures/blip/tiny-itm" --bootstrap 200
 fi
+expect "run mmvp-vlm --html from scores" 0 "wrote mv.html" -- "$WINOKIT" run mmvp-vlm --data mv --scores mv.jsonl --html mv.html --quiet
+html_report "mmvp-vlm --html (scores)" mv.html 135
+grep -q 'official (a tie picks the second image): solved' mv.html && ok "mmvp-vlm --html notes the official convention where it differs" || not_ok "mmvp-vlm official note"
+expect "run mmvp-vlm --html --html-items 20: a seeded sample" 0 "wrote mv-20.html" -- "$WINOKIT" run mmvp-vlm --data mv --scores mv.jsonl --html mv-20.html --html-items 20 --quiet
+html_report "mmvp-vlm --html --html-items 20" mv-20.html 20
+grep -q "a seeded random sample of 20 of the 135 items" mv-20.html && "$WINOKIT" run mmvp-vlm --data mv --scores mv.jsonl --html mv-20b.html --html-items 20 --quiet 2>/dev/null && cmp -s <(grep -o 'data-id="[^"]*"' mv-20.html) <(grep -o 'data-id="[^"]*"' mv-20b.html) && ok "--html-items: the sample is named and the same on every run" || not_ok "--html-items sample"
+if [ -n "$SHARED" ]; then
+  expect "run mmvp-vlm --model --html" 0 "wrote mv-model.html" -- "$WINOKIT" run mmvp-vlm --data mv --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --bootstrap 200 --html mv-model.html --quiet
+  html_report "mmvp-vlm --html (a model)" mv-model.html 135 thumbs
+fi
+# compare --benchmark: run A solves 28 pairs (strict), run B none: 28 discordant items one way,
+# exact McNemar p = 2 * 0.5^28 = 2^-27 = 7.450580596923828e-09; the difference 28/135 = 20.74 points.
+python3 -c 'import json
+with open("mv-none.jsonl", "w") as f:
+    for k in range(135): f.write(json.dumps({"id": "%d-%d" % (2 * k + 1, 2 * k + 2), "scores": [[0.1, 0.9], [0.9, 0.1]]}) + "\n")'
+expect "compare --benchmark mmvp-vlm: the paired test on the pairs" 0 "\| A \| B \| all \| 135 \| 28 \| 0 \| \+20\.74 \| \[[0-9.]+, [0-9.]+\] \| 7\.45e-09 \|" -- "$WINOKIT" compare --benchmark mmvp-vlm --data mv A=mv.jsonl B=mv-none.jsonl --bootstrap 500 --json mvc.json
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); r=[p for p in j["pairwise"] if p["subset"] is None][0]; assert abs(r["p_mcnemar_exact"] - 2.0**-27) < 1e-20 and r["a_only"] == 28 and r["b_only"] == 0, r
+s=[p for p in j["pairwise"] if p["subset"] == "Orientation and Direction"][0]; assert (s["a_only"], s["b_only"], s["n"]) == (14, 0, 15), s' mvc.json && ok "compare --benchmark: McNemar p = 2^-27 overall, 14 vs 0 in one pattern" || not_ok "compare mmvp json" "$(head -c 600 mvc.json)"
 head -269 mv/Questions.csv > mv-short.csv
 expect "a Questions.csv short of the release's 135 pairs is refused" 2 "expected the release's 135 pairs \(270 rows\), got 134" -- "$WINOKIT" run mmvp-vlm --data mv-short.csv --scores mv.jsonl
 rm "mv/MLLM_VLM Images/Text/211.jpg"
@@ -324,6 +459,12 @@ grep '"plurals/' va.jsonl > va-plurals.jsonl
 expect "one VALSE piece file runs that piece" 0 "\| plurals \| plurality \| 3 \| 2 \| 100\.00 \|" -- "$WINOKIT" run valse --data va/data/plurals.json --scores va-plurals.jsonl
 if [ -n "$SHARED" ]; then
   expect "run valse with a model" 0 "\| foil-it \| foil-it \| 3 \| 2 \|" -- "$WINOKIT" run valse --data va/data --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --bootstrap 200
+fi
+expect "run valse --html from scores" 0 "wrote va.html" -- "$WINOKIT" run valse --data va/data --scores va.jsonl --html va.html --quiet
+html_report "valse --html (scores)" va.html 22
+if [ -n "$SHARED" ]; then
+  expect "run valse --model --html" 0 "wrote va-model.html" -- "$WINOKIT" run valse --data va/data --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --bootstrap 200 --html va-model.html --quiet
+  html_report "valse --html (a model)" va-model.html 22 thumbs
 fi
 rm va/data/actions/images_512/actant-swap_1.jpg
 expect "a missing VALSE image is named" 3 "1 image\(s\) not found in va/data: actant-swap_1.jpg" -- "$WINOKIT" run valse --data va/data --model "${SHARED:-.}/golden/clip/models/tiny-quickgelu-hf"
@@ -366,6 +507,13 @@ if [ -n "$SHARED" ]; then
   # c.png and c.npy (the same pixels, BGR) score the same with the same caption
   [ -s eqm.json ] && [ "$(num details.per_item.1.c0_i0 eqm.json)" = "$(num details.per_item.2.c0_i0 eqm.json)" ] && ok "eqben: a .npy frame scores as the same pixels in a PNG" || not_ok "eqben npy frame" "$(num details.per_item.1.c0_i0 eqm.json) vs $(num details.per_item.2.c0_i0 eqm.json)"
 fi
+expect "run eqben --html from scores, .npy frames as thumbnails" 0 "wrote eq.html" -- "$WINOKIT" run eqben --data eq/eqben_subset_10percent_final.json --scores eq.jsonl --images eq/image_subset --html eq.html --quiet
+html_report "eqben --html (scores and --images)" eq.html 3 thumbs
+[ "$(grep -o '<p class="check"><b>text score</b>: ' eq.html | wc -l)" -eq 3 ] && grep -q '<option value="2:0">image score wrong</option>' eq.html && ok "eqben --html: group, text and image checks, each filterable" || not_ok "eqben checks"
+if [ -n "$SHARED" ]; then
+  expect "run eqben --model --html" 0 "wrote eq-model.html" -- "$WINOKIT" run eqben --data eq/eqben_subset_10percent_final.json --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --bootstrap 200 --html eq-model.html --quiet
+  html_report "eqben --html (a model)" eq-model.html 3 thumbs
+fi
 rm eq/image_subset/eqbenyoucook2/d.npy
 expect "a missing EqBen image is named" 3 "1 image\(s\) not found in eq/image_subset: d.npy" -- "$WINOKIT" run eqben --data eq/eqben_subset_10percent_final.json --model "${SHARED:-.}/golden/clip/models/tiny-quickgelu-hf"
 
@@ -387,9 +535,15 @@ expect "run all from scores files: one summary table" 0 "\| aro \| vg_relation m
 [ -s all-s/sugarcrepe.json ] && [ -s all-s/whatsup.md ] && [ -s all-s/aro.csv ] && [ -s all-s/summary.md ] && ok "run all writes every benchmark's report and the summary" || not_ok "run all reports" "$(ls all-s)"
 [ "$(num metrics.7.percent all-s/sugarcrepe.json)" = "$(num metrics.7.percent sc.json)" ] && [ "$(num metrics.0.percent all-s/aro.json)" = "$(num metrics.0.percent aro.json)" ] && ok "run all = each benchmark run alone" || not_ok "run all figures"
 grep -q "| sugarcrepe | mean of subsets | 80.95 | 9 |" all-s/summary.md && ok "run all summary holds every headline metric" || not_ok "run all summary" "$(head -8 all-s/summary.md)"
+expect "run all --html: the summary page and each benchmark's report" 0 "wrote all-h.html" -- "$WINOKIT" run all --config all-scores.json --reports all-h --html all-h.html --quiet
+html_report "run all --html: sugarcrepe.html" all-h/sugarcrepe.html 9
+html_report "run all --html: aro.html" all-h/aro.html 30
+grep -q "mean of subsets" all-h.html && grep -q "<h2>Provenance</h2>" all-h.html && ok "run all --html: the summary table as a page" || not_ok "run all summary page"
 if [ -n "$SHARED" ]; then
   expect "run all with a model" 0 "\| aro \| vg_attribution \| [0-9.]+ \| 26 \|" -- "$WINOKIT" run all --config all-model.json --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --reports all-m --bootstrap 200
   [ "$(num details.per_item.3.true_score all-m/aro.json)" = "$(num details.per_item.3.true_score aro-clip.json)" ] && ok "run all --model scores as run aro" || not_ok "run all --model scores"
+  expect "run all --model --html" 0 "wrote all-mh/aro.html" -- "$WINOKIT" run all --config all-model.json --model "$SHARED/golden/clip/models/tiny-quickgelu-hf" --reports all-mh --bootstrap 200 --html all-mh.html --quiet
+  html_report "run all --model --html: aro.html (crops)" all-mh/aro.html 30 thumbs
 fi
 expect "run all: a missing data folder is named before any model work" 3 "all-missing.json: aro.data: nowhere: not found" -- "$WINOKIT" run all --config all-missing.json --model no-such-model --reports never
 [ ! -e never ] && ok "run all wrote nothing on error" || not_ok "run all wrote on error"

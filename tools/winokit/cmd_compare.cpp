@@ -14,6 +14,7 @@
 #include "winokit/report/json_report.hpp"
 #include "winokit/report/markdown.hpp"
 #include "winokit/report/provenance.hpp"
+#include "winokit/report/sections.hpp"
 #include "winokit/version.hpp"
 
 namespace winokit::cli {
@@ -21,7 +22,7 @@ namespace winokit::cli {
 namespace {
 
 struct CompareFlags {
-  std::string data;
+  std::string data, benchmark, images;
   std::vector<std::string> runs, exclude;
   std::string run_info;
   ReportFlags report;
@@ -37,7 +38,52 @@ std::pair<std::string, std::string> split_run(const std::string& spec) {
   return {spec.substr(0, eq), spec.substr(eq + 1)};
 }
 
+// compare --benchmark NAME: runs of any registered benchmark (scores files in its generic or
+// official layout), compared from their per-item outcomes.
+int run_benchmark(const CompareFlags& f) {
+  if (!f.run_info.empty() || !f.exclude.empty()) {
+    throw UsageError(
+        "--run-info and --exclude-from-correlation are for Winoground runs (without "
+        "--benchmark)");
+  }
+  const Benchmark& benchmark = find_benchmark(f.benchmark);
+  const BenchmarkData data = benchmark.load({f.data, f.images, "", false});
+  const EvalOptions eo = f.stats.resolve();
+  const BenchmarkOptions options{eo.seed, eo.bootstrap_resamples, eo.confidence};
+  std::vector<BenchmarkRun> runs;
+  Provenance provenance;
+  provenance.input("data", data.file.string(), data.sha256, data.items.size())
+      .field("benchmark", benchmark.name())
+      .inputs("runs");
+  for (const auto& spec : f.runs) {
+    auto [name, file] = split_run(spec);
+    const std::vector<ItemScores> scores = benchmark.load_scores(data, file);
+    provenance.list_input("runs", {name, file, sha256_file(file), std::nullopt});
+    runs.push_back(
+        {name, benchmark.evaluate(data, scores, options), provenance.json()["runs"].back()});
+  }
+  provenance.option("seed", options.seed)
+      .option("bootstrap_resamples", options.bootstrap_resamples)
+      .option("confidence", options.confidence);
+  const BenchmarkCompareResult result = compare_benchmark_runs(data, runs, options);
+  const std::string md = benchmark_compare_markdown(result, benchmark.title());
+  const nlohmann::json& record = provenance.json();
+  OutputSet out;
+  f.report.add_outputs(
+      out,
+      {{ReportFormat::Json, [&] { return benchmark_compare_json(result, record).dump(2) + "\n"; }},
+       {ReportFormat::Csv, [&] { return benchmark_compare_per_item_csv(result); }},
+       {ReportFormat::Html,
+        [&] { return markdown_html(benchmark.title() + ": compare", md, record); }},
+       {ReportFormat::Markdown, [&] { return md; }}});
+  commit(out);
+  f.report.print(md);
+  return 0;
+}
+
 int run(const CompareFlags& f) {
+  if (!f.benchmark.empty()) return run_benchmark(f);
+  if (!f.images.empty()) throw UsageError("--images is for --benchmark runs");
   WinogroundDataset dataset = load_dataset(f.data);
   EvalOptions options = f.stats.resolve();
   std::vector<Run> runs;
@@ -96,7 +142,14 @@ void add_compare(CLI::App& app, int& exit_code) {
                   "Scores files (any format eval reads), as FILE or NAME=FILE; at least two")
       ->required()
       ->expected(2, -1);
-  cmd->add_option("--data", flags->data, "Dataset folder with examples.jsonl")->required();
+  cmd->add_option("--data", flags->data,
+                  "Dataset folder with examples.jsonl (with --benchmark: the benchmark's data)")
+      ->required();
+  cmd->add_option("--benchmark", flags->benchmark,
+                  "Compare runs of this registered benchmark (winokit benchmarks): its scores "
+                  "files, from their per-item outcomes; --csv then writes one row per item");
+  cmd->add_option("--images", flags->images,
+                  "With --benchmark: the benchmark's images, when its loader needs the folder");
   cmd->add_option("--run-info", flags->run_info,
                   "CSV of numbers per run (run, pretraining_pairs, ...): correlate them with the "
                   "scores across runs (Table 7)");

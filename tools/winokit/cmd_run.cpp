@@ -9,6 +9,8 @@
 #include "winokit/core/error.hpp"
 #include "winokit/eval/benchmark.hpp"
 #include "winokit/io/files.hpp"
+#include "winokit/report/benchmark_browser.hpp"
+#include "winokit/report/html_report.hpp"
 #include "winokit/report/provenance.hpp"
 #include "winokit/report/sections.hpp"
 
@@ -18,6 +20,7 @@ namespace {
 
 struct RunFlags {
   std::string benchmark, data, images, scores, name, prompt, config, reports;
+  std::size_t html_items = 0;
   BenchmarkOptions options;
   ReportFlags report;
   ModelFlags model;
@@ -76,7 +79,11 @@ int run(const RunFlags& f) {
   if (f.model.model.empty() == f.scores.empty()) {
     throw UsageError("give exactly one of --model DIR|FILE or --scores FILE");
   }
-  BenchmarkData data = benchmark.load({f.data, f.images, f.prompt, f.scores.empty()});
+  // A scores-file run names its images without reading them, unless its HTML report is to
+  // show them: then --images is read (and checked) as for a model run.
+  const bool html_images = !f.report.html.empty() && f.report.images() != HtmlImages::None;
+  const bool read_images = f.scores.empty() || (html_images && !f.images.empty());
+  BenchmarkData data = benchmark.load({f.data, f.images, f.prompt, read_images});
   std::unique_ptr<VlModel> model;
   if (f.scores.empty()) model = f.model.open("run", Ability::PairScores);
   const ScoredBenchmark r =
@@ -91,7 +98,13 @@ int run(const RunFlags& f) {
       {{ReportFormat::Json,
         [&] { return summary_json(benchmark, data, summary, name, provenance).dump(2) + "\n"; }},
        {ReportFormat::Markdown, [&] { return md; }},
-       {ReportFormat::Csv, [&] { return summary_per_item_csv(summary); }}});
+       {ReportFormat::Csv, [&] { return summary_per_item_csv(summary); }},
+       {ReportFormat::Html, [&] {
+          const BenchmarkImages images = benchmark_images(
+              data, f.report.images(), std::filesystem::path(f.report.html).parent_path(),
+              read_images, browser_sample(data.items.size(), f.html_items, f.options.seed));
+          return summary_html(benchmark, data, summary, name, provenance, images);
+        }}});
   commit(out);
   f.report.print(md);
   return 0;
@@ -193,16 +206,22 @@ int run_all(const RunFlags& f) {
         "benchmark of the config");
   }
   check_shard_model(f.model.shard, f.model.model);
-  // Everything is loaded (and every image checked) before a model is opened.
+  // Everything is loaded (and every image checked) before a model is opened. With --html, an
+  // entry with a scores file and images shows them (read and checked as for a model).
+  const bool html = !f.report.html.empty();
+  const bool html_images = html && f.report.images() != HtmlImages::None;
   std::vector<BenchmarkData> loaded;
+  std::vector<bool> readable;
   for (const ConfigEntry& e : entries) {
     BenchmarkLoadOptions o = e.load;
-    o.need_images = e.scores.empty();
+    o.need_images = e.scores.empty() || (html_images && !e.load.images.empty());
+    readable.push_back(o.need_images);
     loaded.push_back(find_benchmark(e.name).load(o));
   }
   std::unique_ptr<VlModel> model;
   if (!f.model.model.empty()) model = f.model.open("run", Ability::PairScores);
   nlohmann::json summary_rows = nlohmann::json::array();
+  nlohmann::json provenances = nlohmann::json::object();
   std::string table =
       "# winokit run all\n\n| Benchmark | Metric | % | N | Interval |\n|---|---|---:|---:|---|\n";
   OutputSet out;
@@ -220,6 +239,14 @@ int run_all(const RunFlags& f) {
     out.add_in(f.reports, e.name + ".md",
                summary_markdown(benchmark, data, summary, name, provenance));
     out.add_in(f.reports, e.name + ".csv", summary_per_item_csv(summary));
+    if (html) {
+      const BenchmarkImages images =
+          benchmark_images(data, f.report.images(), f.reports, readable[k],
+                           browser_sample(data.items.size(), f.html_items, f.options.seed));
+      out.add_in(f.reports, e.name + ".html",
+                 summary_html(benchmark, data, summary, name, provenance, images));
+    }
+    provenances[e.name] = provenance;
     for (const BenchmarkMetric& m : summary.metrics) {
       char pct[32];
       std::snprintf(pct, sizeof pct, "%.2f", m.percent);
@@ -239,11 +266,14 @@ int run_all(const RunFlags& f) {
   }
   out.add_in(f.reports, "summary.md", table);
   out.add_in(f.reports, "summary.json", nlohmann::json{{"metrics", summary_rows}}.dump(2) + "\n");
-  f.report.add_outputs(out, {{ReportFormat::Json,
-                              [&] {
-                                return nlohmann::json{{"metrics", summary_rows}}.dump(2) + "\n";
-                              }},
-                             {ReportFormat::Markdown, [&] { return table; }}});
+  f.report.add_outputs(
+      out,
+      {{ReportFormat::Json,
+        [&] {
+          return nlohmann::json{{"metrics", summary_rows}}.dump(2) + "\n";
+        }},
+       {ReportFormat::Markdown, [&] { return table; }},
+       {ReportFormat::Html, [&] { return markdown_html("winokit run all", table, provenances); }}});
   commit(out);
   f.report.print(table);
   return 0;
@@ -282,12 +312,19 @@ void add_run(CLI::App& app, int& exit_code) {
                   "NAME.csv) and summary.md / summary.json");
   cmd->add_option("--prompt-template", f->prompt,
                   "How a cue becomes a text (WinoGAViL; default \"{A} {cue}\")");
-  cmd->add_option("--seed", f->options.seed, "Seed of the bootstrap");
+  cmd->add_option("--seed", f->options.seed, "Seed of the bootstrap (and of --html-items)");
+  cmd->add_option("--html-items", f->html_items,
+                  "List at most N items in the HTML example browser: a seeded random sample when "
+                  "the benchmark has more (0: every item)")
+      ->capture_default_str();
   cmd->add_option("--bootstrap", f->options.bootstrap_resamples, "Bootstrap resamples")
       ->check(CLI::PositiveNumber);
   f->report.add_to(*cmd, {.json = "Write the summary as JSON",
                           .csv = "Write one row per item (CSV)",
-                          .html = nullptr,
+                          .html = "Write the HTML report with the example browser (images, "
+                                  "texts, scores, what failed); run all: the summary table, "
+                                  "and NAME.html per benchmark in --reports",
+                          .html_images = true,
                           .markdown = "Write the summary as Markdown",
                           .quiet = "Do not print the summary"});
   cmd->callback([f, &exit_code] { exit_code = guarded([&] { return run(*f); }); });

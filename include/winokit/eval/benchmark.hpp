@@ -86,10 +86,54 @@ struct BenchmarkMetric {
   std::string method;               // how the interval was computed
 };
 
+// One comparison an item's outcome rests on: s(text, image) must score strictly above
+// s(other_text, other_image) (a tie fails it).
+struct ScoreComparison {
+  std::size_t text = 0, image = 0;
+  std::size_t other_text = 0, other_image = 0;
+};
+
+// A named outcome of an item ("right", "text score", "pair"): right exactly when every one of
+// its comparisons holds (item_check computes it, so the two never disagree).
+struct ItemCheck {
+  std::string name;
+  bool right = false;
+  std::vector<ScoreComparison> comparisons;
+};
+
+// An item as every benchmark describes it to the example browser and to `compare`, whatever
+// its own per-item JSON holds: which text is true of which image, the subset it belongs to, and
+// its outcomes, the first being the headline one (the item counts as right or wrong by it).
+struct ItemOutcome {
+  std::string subset;               // what the browser filters by ("" for none)
+  std::vector<std::uint8_t> truth;  // [texts x images] row-major: 1 where text t is true of image i
+  std::vector<ItemCheck> checks;    // at least one; checks[0] is the headline outcome
+  std::string note;                 // one line for the reader (an official tie convention, Jaccard)
+  ItemScores scores;                // the item's scores as evaluated, [texts x images]
+};
+
+// A check of `scores` ([texts x images], `images` columns): right when every comparison holds.
+ItemCheck item_check(const std::string& name, const ItemScores& scores, std::size_t images,
+                     std::vector<ScoreComparison> comparisons);
+// The checks of an item whose true text for each image is the one in `truth` (1 image, or as
+// many as texts): `name` is right when, for each image, its true text scores strictly above
+// every other text (SugarCrepe, What'sUp, ARO, VALSE, ARO-Order: one image, one true text).
+ItemCheck true_text_check(const std::string& name, const ItemScores& scores,
+                          const std::vector<std::uint8_t>& truth, std::size_t texts,
+                          std::size_t images);
+
+// The checks of a Winoground-style item, texts [c0, c1] x images [i0, i1] with c_k true of i_k:
+// "group score" (all four comparisons), "text score" (each image scores its own caption
+// higher), "image score" (each caption scores its own image higher). Winoground, EqBen.
+std::vector<ItemCheck> winoground_style_checks(const ItemScores& scores);
+
 struct BenchmarkSummary {
   std::vector<BenchmarkMetric> metrics;  // headline figures
   std::vector<ReportSection> sections;   // breakdowns
   nlohmann::json details;                // the benchmark's full result, in its JSON layout
+  // One per item, aligned with BenchmarkData::items: what the HTML report's example browser
+  // shows and what `compare` pairs across runs. Every built-in benchmark fills it.
+  std::vector<ItemOutcome> items;
 };
 
 class Benchmark {

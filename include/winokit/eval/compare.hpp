@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "winokit/eval/benchmark.hpp"
 #include "winokit/eval/evaluation.hpp"
 
 #include "winokit/core/layer.hpp"
@@ -114,6 +115,59 @@ CompareResult compare_runs(const WinogroundDataset& dataset, const std::vector<R
 RunCorrelations correlate_runs(const CompareResult& result, const RunInfo& info,
                                const std::vector<std::string>& exclude);
 std::string run_correlation_text();
+
+// ---- Any registered benchmark ----
+// Runs of one benchmark on the same items, compared from their per-item outcomes
+// (BenchmarkSummary::items): for each check (the headline one first; at most three, e.g.
+// EqBen's group, text and image scores) overall and per subset, each run's accuracy with a
+// seeded bootstrap percentile interval (the same resamples for every run), and for every pair
+// of runs the discordant counts, the exact two-sided McNemar p and the paired bootstrap
+// percentile interval of the difference.
+//
+//   std::vector<winokit::BenchmarkRun> runs = {{"a", b.evaluate(data, sa, o), {}}, ...};
+//   winokit::BenchmarkCompareResult c = winokit::compare_benchmark_runs(data, runs, o);
+struct BenchmarkRun {
+  std::string name;
+  BenchmarkSummary summary;
+  nlohmann::json source;  // provenance (file, hash)
+};
+
+struct BenchmarkAccuracyRow {
+  std::string run, subset, check;  // subset "" is every item
+  std::size_t n = 0, right = 0;
+  double percent = 0;
+  Interval interval;  // seeded bootstrap percentile, in percent
+};
+
+struct BenchmarkPairRow {
+  std::string subset, check, a, b;
+  std::size_t n = 0, a_right = 0, b_right = 0;
+  std::size_t a_only = 0, b_only = 0;  // items a gets right and b wrong, and the reverse
+  double difference = 0;               // percent(a) - percent(b), in points
+  double p_mcnemar = 1.0;              // exact, two-sided
+  Interval paired_bootstrap;           // of the difference, in points
+};
+
+struct BenchmarkCompareResult {
+  std::string benchmark;
+  BenchmarkOptions options;
+  std::vector<std::string> names, checks, subsets;  // subsets in order of first appearance
+  std::vector<nlohmann::json> sources;
+  std::vector<BenchmarkAccuracyRow> accuracy;  // per check, subset ("" first), run
+  std::vector<BenchmarkPairRow> pairwise;      // per check, subset ("" first), pair of runs
+  // Per item: its id, subset and each run's outcome of each check ([run][check]).
+  struct Item {
+    std::string id, subset;
+    std::vector<std::vector<std::uint8_t>> right;
+  };
+  std::vector<Item> items;
+};
+
+// UsageError for fewer than two runs, duplicate names, or a run whose outcomes do not cover the
+// data's items (or a benchmark that gives none).
+BenchmarkCompareResult compare_benchmark_runs(const BenchmarkData& data,
+                                              const std::vector<BenchmarkRun>& runs,
+                                              const BenchmarkOptions& options);
 std::string run_category_text(double confidence);
 
 }  // namespace winokit

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "winokit/eval/evaluation.hpp"
+#include "winokit/io/image_store.hpp"
 
 #include "winokit/core/layer.hpp"
 WINOKIT_LAYER(report);
@@ -40,6 +41,10 @@ std::vector<std::array<std::string, 2>> example_images(const WinogroundDataset& 
                                                        HtmlImages mode,
                                                        const std::filesystem::path& report_dir,
                                                        int max_side = 160);
+// One image as a JPEG thumbnail data: URI, at most `max_side` pixels on the longer side (PIL
+// bicubic after a box pre-reduction; a JPEG decoded at 1/2, 1/4 or 1/8 scale first), quality 70.
+// InputError for an image that does not decode.
+std::string thumbnail_data_uri(const ImageBytes& image, int max_side = 160);
 // The per-example section: per run, the two comparisons of the text score and of the image score
 // with their numbers (a failed one marked); search by caption word or id; filters (tag, outcome
 // of any run, one run right and another wrong) with a message saying what to change when none

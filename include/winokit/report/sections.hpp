@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "winokit/eval/benchmark.hpp"
+#include "winokit/eval/compare.hpp"
 
 #include "winokit/core/layer.hpp"
 WINOKIT_LAYER(report);
@@ -27,5 +28,14 @@ nlohmann::json summary_json(const Benchmark& benchmark, const BenchmarkData& dat
 // One CSV row per item of summary.details["per_item"] (columns: "id", then the union of the
 // other keys in alphabetical order).
 std::string summary_per_item_csv(const BenchmarkSummary& summary);
+
+// `compare --benchmark NAME`: accuracy per check and subset with intervals, then the paired
+// tests (discordant counts, exact McNemar p, paired bootstrap interval of the difference).
+std::string benchmark_compare_markdown(const BenchmarkCompareResult& result,
+                                       const std::string& title);
+nlohmann::json benchmark_compare_json(const BenchmarkCompareResult& result,
+                                      const nlohmann::json& provenance);
+// One row per item: id, subset, then one 0/1 column per run and check ("RUN: CHECK").
+std::string benchmark_compare_per_item_csv(const BenchmarkCompareResult& result);
 
 }  // namespace winokit
