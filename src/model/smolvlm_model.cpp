@@ -483,8 +483,11 @@ struct SmolVlmModel::Impl {
   }
 
   KvCache prefix(const SmolVlmTiles& t) const {
+    return prefix(t, features(t));
+  }
+
+  KvCache prefix(const SmolVlmTiles& t, const std::vector<float>& f) const {
     std::vector<int> ids = prefix_ids(t);
-    const std::vector<float> f = features(t);
     std::vector<float> x = lm->embed(ids);
     const std::size_t h = static_cast<std::size_t>(cfg.text.hidden);
     std::size_t next = 0;
@@ -635,6 +638,14 @@ std::vector<int> SmolVlmModel::question_ids(const std::string& caption) const {
 }
 KvCache SmolVlmModel::image_prefix(const SmolVlmTiles& tiles) const {
   return impl_->prefix(tiles);
+}
+KvCache SmolVlmModel::image_prefix(const SmolVlmTiles& tiles,
+                                   const std::vector<float>& features) const {
+  if (features.size() != static_cast<std::size_t>(tiles.count) * impl_->cfg.image_seq_len *
+                             static_cast<std::size_t>(impl_->cfg.text.hidden)) {
+    throw UsageError("smolvlm: image_prefix given features of another size than its tiles'");
+  }
+  return impl_->prefix(tiles, features);
 }
 KvCache SmolVlmModel::image_prefix(const DecodedImage& image) const {
   return impl_->prefix(smolvlm_preprocess(image, impl_->cfg.preprocess));
