@@ -28,7 +28,9 @@ trap 'rm -rf "$WORK"' EXIT
 export OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS
 most=$(( IMAGES > SPLIT_IMAGES ? IMAGES : SPLIT_IMAGES ))
 /usr/bin/python3 "$HERE/bench/bench_smolvlm_torch.py" setup "$WORK" "$most" "$SHAPE" "$DTYPE"
-echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; threads $THREADS; shape $SHAPE, weights stored in $DTYPE"
+# OMP_WAIT_POLICY (both sides use libgomp) is passed through: on an oversubscribed machine
+# `passive` keeps idle threads from spinning (docs/performance.md).
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; threads $THREADS; shape $SHAPE, weights stored in $DTYPE; OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset}"
 for mode in no-split split; do
   n=$IMAGES
   [ "$mode" = split ] && n=$SPLIT_IMAGES
@@ -51,7 +53,6 @@ b = json.load(open(f"{work}/ref-{mode}.json"))
 for r in (a, b):
     print(json.dumps(r))
 worst = max(abs(x - y) for x, y in zip(a["first_scores"], b["first_scores"]))
-per_image = {k: a["median_seconds"] / a["images"] for k in ("winokit",)}
 pa = {k: v / a["images"] for k, v in a["phase_seconds"].items()}
 pb = {k: v / b["images"] for k, v in b["phase_seconds"].items()}
 print(json.dumps({
