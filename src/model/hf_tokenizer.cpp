@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <functional>
 
 #include "winokit/core/error.hpp"
 #include "winokit/core/hash.hpp"
@@ -31,6 +32,37 @@ constexpr const char* kQwen2Pattern =
 constexpr const char* kLlama3Pattern =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
     "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+// Caps on what a tokenizer.json may hold (real ones: a few MB, nesting under 10 levels, up to 4
+// pre-tokenizer steps and a few hundred added tokens). Beyond them the file is refused with an
+// InputError naming the field, instead of a stack overflow (nlohmann's dump recurses), quadratic
+// work or an out-of-memory on a hostile file.
+constexpr std::size_t kMaxFileBytes = std::size_t{256} << 20;
+constexpr int kMaxJsonDepth = 64;
+constexpr int kMaxSequenceDepth = 8;     // a Sequence of Sequences...
+constexpr std::size_t kMaxSteps = 64;    // pre-tokenizers or post-processors in all
+constexpr std::size_t kMaxQuoted = 120;  // JSON quoted in a message
+
+// Whether `j` nests deeper than `limit` (arrays and objects), without recursing.
+bool deeper_than(const json& j, int limit) {
+  std::vector<std::pair<const json*, int>> stack = {{&j, 1}};
+  while (!stack.empty()) {
+    const auto [node, depth] = stack.back();
+    stack.pop_back();
+    if (!node->is_structured()) continue;
+    if (depth > limit) return true;
+    for (const auto& child : *node)
+      stack.emplace_back(&child, depth + 1);
+  }
+  return false;
+}
+
+// A JSON value for an error message, cut to kMaxQuoted characters.
+std::string quoted(const json& j) {
+  std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (s.size() > kMaxQuoted) s = s.substr(0, kMaxQuoted) + "...";
+  return s;
+}
 
 void append_utf8(std::string& out, char32_t cp) {
   if (cp < 0x80) {
@@ -221,7 +253,10 @@ std::string rank_key(const std::string& a, const std::string& b) {
 }  // namespace
 
 HfTokenizer HfTokenizer::from_file(const fs::path& tokenizer_json) {
-  const std::string text = read_file(tokenizer_json);
+  TextLimits limits;
+  limits.max_file_bytes = kMaxFileBytes;
+  limits.max_line_bytes = 0;  // tokenizer.json files are often one line
+  const std::string text = read_text_file(tokenizer_json, limits);
   json j;
   try {
     j = json::parse(text);
@@ -234,11 +269,13 @@ HfTokenizer HfTokenizer::from_file(const fs::path& tokenizer_json) {
 }
 
 HfTokenizer HfTokenizer::from_json(const json& j, const std::string& where) {
-  try {
-    return parse(j, where);
-  } catch (const json::exception& e) {  // a field of the wrong type
-    throw InputError({where, 0, ""}, std::string("unexpected JSON: ") + e.what());
+  if (deeper_than(j, kMaxJsonDepth)) {
+    throw InputError({where, 0, ""}, "nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                         " levels: not a tokenizer.json");
   }
+  HfTokenizer tok = parse(j, where);
+  tok.sha256_ = sha256_hex(j.dump());
+  return tok;
 }
 
 HfTokenizer HfTokenizer::parse(const json& j, const std::string& where) {
@@ -246,150 +283,191 @@ HfTokenizer HfTokenizer::parse(const json& j, const std::string& where) {
     return InputError({where, 0, field}, problem,
                       "byte-level BPE tokenizers (GPT-2, SmolLM2 / SmolVLM) are supported");
   };
-  if (!j.is_object()) throw fail("", "expected a JSON object");
-  HfTokenizer tok;
-  tok.sha256_ = sha256_hex(j.dump());
-  const json& model = j.value("model", json());
-  if (!model.is_object() || model.value("type", std::string()) != "BPE") {
-    throw fail("model.type", "not a BPE model");
-  }
-  if (model.value("byte_fallback", false)) throw fail("model.byte_fallback", "not supported");
-  for (const char* f : {"continuing_subword_prefix", "end_of_word_suffix"}) {
-    if (auto it = model.find(f); it != model.end() && !it->is_null() && *it != "") {
-      throw fail(std::string("model.") + f, "not supported");
+  // The field being read: a value of the wrong type (nlohmann's type_error) is reported there.
+  std::string field;
+  try {
+    if (!j.is_object()) throw fail("", "expected a JSON object");
+    HfTokenizer tok;
+    field = "model";
+    const json model = j.value("model", json());
+    field = "model.type";
+    if (!model.is_object() || model.value("type", std::string()) != "BPE") {
+      throw fail("model.type", "not a BPE model");
     }
-  }
-  tok.ignore_merges_ = model.value("ignore_merges", false);
-  const json& vocab = model.value("vocab", json());
-  if (!vocab.is_object()) throw fail("model.vocab", "expected an object of token: id");
-  for (const auto& [token, id] : vocab.items()) {
-    if (!id.is_number_integer() || id.get<long long>() < 0 || id.get<long long>() > INT_MAX) {
-      throw fail("model.vocab", "bad id for '" + token + "'");
-    }
-    tok.vocab_[token] = id.get<int>();
-    tok.id_to_token_[id.get<int>()] = token;
-  }
-  const json& merges = model.value("merges", json::array());
-  if (!merges.is_array()) throw fail("model.merges", "expected an array");
-  int rank = 0;
-  for (const auto& m : merges) {
-    std::string a, b;
-    if (m.is_string()) {
-      const std::string s = m.get<std::string>();
-      const auto sp = s.find(' ');
-      if (sp == std::string::npos) throw fail("model.merges", "merge '" + s + "' has no space");
-      a = s.substr(0, sp);
-      b = s.substr(sp + 1);
-    } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-      a = m[0].get<std::string>();
-      b = m[1].get<std::string>();
-    } else {
-      throw fail("model.merges", "merge " + std::to_string(rank) + " is malformed");
-    }
-    if (tok.vocab_.find(a + b) == tok.vocab_.end()) {
-      throw fail("model.merges", "merge " + std::to_string(rank) + " ('" + a + "' '" + b +
-                                     "') makes a token outside the vocabulary");
-    }
-    tok.ranks_.emplace(rank_key(a, b), rank++);
-  }
-  for (const auto& symbol : byte_table()) {
-    if (tok.vocab_.find(symbol) == tok.vocab_.end()) {
-      throw fail("model.vocab",
-                 "byte symbol '" + symbol + "' missing: not a byte-level BPE vocabulary");
-    }
-  }
-  if (auto it = j.find("normalizer"); it != j.end() && !it->is_null()) {
-    const std::string type = it->is_object() ? it->value("type", std::string("?")) : "?";
-    if (type != "NFC") throw fail("normalizer", "normalizer " + type + " not supported");
-    tok.nfc_ = true;
-  }
-  // The pre-tokenizer steps, a Sequence flattened.
-  std::vector<json> pending;
-  if (auto it = j.find("pre_tokenizer"); it != j.end() && !it->is_null()) pending.push_back(*it);
-  for (std::size_t i = 0; i < pending.size(); ++i) {
-    const json p = pending[i];
-    const std::string type = p.value("type", std::string());
-    if (type == "Sequence") {
-      const json& list = p.value("pretokenizers", json::array());
-      pending.insert(pending.begin() + static_cast<std::ptrdiff_t>(i) + 1, list.begin(),
-                     list.end());
-    } else if (type == "ByteLevel") {
-      tok.steps_.push_back(
-          {Step::Kind::ByteLevel, p.value("add_prefix_space", false), p.value("use_regex", true)});
-    } else if (type == "Digits") {
-      tok.steps_.push_back({Step::Kind::Digits, p.value("individual_digits", false), false});
-    } else if (type == "Split") {
-      const json pattern = p.value("pattern", json::object());
-      const std::string regex = pattern.value("Regex", std::string());
-      if (p.value("behavior", std::string()) != "Isolated" || p.value("invert", false)) {
-        throw fail("pre_tokenizer", "Split " + p.dump() + " not supported");
+    field = "model.byte_fallback";
+    if (model.value("byte_fallback", false)) throw fail(field, "not supported");
+    for (const char* f : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+      if (auto it = model.find(f); it != model.end() && !it->is_null() && *it != "") {
+        throw fail(std::string("model.") + f, "not supported");
       }
-      if (regex == kGpt2Pattern) {
-        tok.steps_.push_back({Step::Kind::SplitGpt2, false, true});
-      } else if (regex == kQwen2Pattern || regex == kLlama3Pattern) {
-        Step st{Step::Kind::SplitQwen, false, true};
-        st.digits = regex == kQwen2Pattern ? 1 : 3;
-        tok.steps_.push_back(st);
-      } else {
-        throw fail("pre_tokenizer", "Split " + p.dump() + " not supported");
+    }
+    field = "model.ignore_merges";
+    tok.ignore_merges_ = model.value("ignore_merges", false);
+    field = "model.vocab";
+    const json& vocab = model.contains("vocab") ? model["vocab"] : json();
+    if (!vocab.is_object()) throw fail(field, "expected an object of token: id");
+    for (const auto& [token, id] : vocab.items()) {
+      if (!id.is_number_integer() || id.get<long long>() < 0 || id.get<long long>() > INT_MAX) {
+        throw fail(field, "bad id " + quoted(id) + " for " + quoted(json(token)));
       }
-    } else {
-      throw fail("pre_tokenizer", "pre-tokenizer '" + type + "' not supported");
+      tok.vocab_[token] = id.get<int>();
+      tok.id_to_token_[id.get<int>()] = token;
     }
-  }
-  if (std::none_of(tok.steps_.begin(), tok.steps_.end(),
-                   [](const Step& s) { return s.kind == Step::Kind::ByteLevel; })) {
-    throw fail("pre_tokenizer", "no ByteLevel pre-tokenizer: not a byte-level BPE tokenizer");
-  }
-  for (const auto& a : j.value("added_tokens", json::array())) {
-    if (!a.is_object() || !a.contains("content") || !a.contains("id") ||
-        !a["content"].is_string() || !a["id"].is_number_integer() || a["content"] == "") {
-      throw fail("added_tokens", "malformed entry " + a.dump());
-    }
-    if (a.value("single_word", false)) {
-      throw fail("added_tokens", "single_word tokens are not supported (" + a.dump() + ")");
-    }
-    Added t{a["content"].get<std::string>(), a["id"].get<int>(), a.value("lstrip", false),
-            a.value("rstrip", false)};
-    tok.id_to_token_[t.id] = t.content;
-    tok.added_.push_back(t);
-  }
-  std::stable_sort(tok.added_.begin(), tok.added_.end(), [](const Added& a, const Added& b) {
-    return a.content.size() > b.content.size();
-  });
-  // The post-processor's template for one sequence.
-  pending.clear();
-  if (auto it = j.find("post_processor"); it != j.end() && !it->is_null()) pending.push_back(*it);
-  for (std::size_t i = 0; i < pending.size(); ++i) {
-    const json p = pending[i];
-    const std::string type = p.value("type", std::string());
-    if (type == "Sequence") {
-      const json& list = p.value("processors", json::array());
-      pending.insert(pending.begin() + static_cast<std::ptrdiff_t>(i) + 1, list.begin(),
-                     list.end());
-    } else if (type == "TemplateProcessing") {
-      bool after = false;
-      for (const auto& item : p.value("single", json::array())) {
-        if (item.contains("Sequence")) {
-          after = true;
-        } else if (item.contains("SpecialToken")) {
-          const std::string name = item["SpecialToken"].value("id", std::string());
-          const int id = tok.token_id(name);
-          if (id < 0) throw fail("post_processor", "special token '" + name + "' unknown");
-          (after ? tok.suffix_ids_ : tok.prefix_ids_).push_back(id);
+    field = "model.merges";
+    const json merges = model.value("merges", json::array());
+    if (!merges.is_array()) throw fail(field, "expected an array");
+    int rank = 0;
+    for (const auto& m : merges) {
+      std::string a, b;
+      if (m.is_string()) {
+        const std::string s = m.get<std::string>();
+        const auto sp = s.find(' ');
+        if (sp == std::string::npos) {
+          throw fail(field, "merge " + std::to_string(rank) + " " + quoted(m) + " has no space");
         }
+        a = s.substr(0, sp);
+        b = s.substr(sp + 1);
+      } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+        a = m[0].get<std::string>();
+        b = m[1].get<std::string>();
+      } else {
+        throw fail(field, "merge " + std::to_string(rank) + " is malformed: " + quoted(m));
       }
-    } else if (type != "ByteLevel") {
-      throw fail("post_processor", "post-processor '" + type + "' not supported");
+      if (tok.vocab_.find(a + b) == tok.vocab_.end()) {
+        throw fail(field, "merge " + std::to_string(rank) + " (" + quoted(json(a)) + " " +
+                              quoted(json(b)) + ") makes a token outside the vocabulary");
+      }
+      tok.ranks_.emplace(rank_key(a, b), rank++);
     }
+    for (const auto& symbol : byte_table()) {
+      if (tok.vocab_.find(symbol) == tok.vocab_.end()) {
+        throw fail("model.vocab",
+                   "byte symbol '" + symbol + "' missing: not a byte-level BPE vocabulary");
+      }
+    }
+    field = "normalizer";
+    if (auto it = j.find("normalizer"); it != j.end() && !it->is_null()) {
+      const std::string type = it->is_object() ? it->value("type", std::string("?")) : "?";
+      if (type != "NFC") throw fail(field, "normalizer " + quoted(json(type)) + " not supported");
+      tok.nfc_ = true;
+    }
+    // The pre-tokenizer steps, Sequences flattened (depth and count capped).
+    field = "pre_tokenizer";
+    std::size_t visited = 0;
+    std::function<void(const json&, int)> pre = [&](const json& p, int depth) {
+      if (++visited > kMaxSteps || depth > kMaxSequenceDepth) {
+        throw fail(field, "more than " + std::to_string(kMaxSteps) + " steps or " +
+                              std::to_string(kMaxSequenceDepth) + " nested Sequences");
+      }
+      if (!p.is_object()) throw fail(field, "expected an object, got " + quoted(p));
+      const std::string type = p.value("type", std::string());
+      if (type == "Sequence") {
+        const json list = p.value("pretokenizers", json::array());
+        if (!list.is_array()) throw fail(field, "Sequence: pretokenizers is not an array");
+        for (const auto& q : list)
+          pre(q, depth + 1);
+      } else if (type == "ByteLevel") {
+        tok.steps_.push_back({Step::Kind::ByteLevel, p.value("add_prefix_space", false),
+                              p.value("use_regex", true)});
+      } else if (type == "Digits") {
+        tok.steps_.push_back({Step::Kind::Digits, p.value("individual_digits", false), false});
+      } else if (type == "Split") {
+        const json pattern = p.value("pattern", json::object());
+        if (!pattern.is_object()) throw fail(field, "Split: pattern is not an object");
+        const std::string regex = pattern.value("Regex", std::string());
+        if (p.value("behavior", std::string()) != "Isolated" || p.value("invert", false)) {
+          throw fail(field, "Split " + quoted(p) + " not supported");
+        }
+        if (regex == kGpt2Pattern) {
+          tok.steps_.push_back({Step::Kind::SplitGpt2, false, true});
+        } else if (regex == kQwen2Pattern || regex == kLlama3Pattern) {
+          Step st{Step::Kind::SplitQwen, false, true};
+          st.digits = regex == kQwen2Pattern ? 1 : 3;
+          tok.steps_.push_back(st);
+        } else {
+          throw fail(field, "Split pattern " + quoted(json(regex)) + " not supported");
+        }
+      } else {
+        throw fail(field, "pre-tokenizer " + quoted(json(type)) + " not supported");
+      }
+    };
+    if (auto it = j.find("pre_tokenizer"); it != j.end() && !it->is_null()) pre(*it, 0);
+    if (std::none_of(tok.steps_.begin(), tok.steps_.end(),
+                     [](const Step& s) { return s.kind == Step::Kind::ByteLevel; })) {
+      throw fail(field, "no ByteLevel pre-tokenizer: not a byte-level BPE tokenizer");
+    }
+    field = "added_tokens";
+    const json added = j.value("added_tokens", json::array());
+    if (!added.is_array()) throw fail(field, "expected an array");
+    for (const auto& a : added) {
+      if (!a.is_object() || !a.contains("content") || !a.contains("id") ||
+          !a["content"].is_string() || !a["id"].is_number_integer() || a["content"] == "" ||
+          a["id"].get<long long>() < 0 || a["id"].get<long long>() > INT_MAX) {
+        throw fail(field, "malformed entry " + quoted(a));
+      }
+      if (a.value("single_word", false)) {
+        throw fail(field, "single_word tokens are not supported (" + quoted(a) + ")");
+      }
+      Added t{a["content"].get<std::string>(), a["id"].get<int>(), a.value("lstrip", false),
+              a.value("rstrip", false)};
+      tok.id_to_token_[t.id] = t.content;
+      // The first entry of a content wins (as the longest-first search did).
+      if (tok.added_index_.emplace(t.content, tok.added_.size()).second) tok.added_.push_back(t);
+    }
+    for (const auto& a : tok.added_)
+      tok.added_lengths_.push_back(a.content.size());
+    std::sort(tok.added_lengths_.begin(), tok.added_lengths_.end(), std::greater<>());
+    tok.added_lengths_.erase(std::unique(tok.added_lengths_.begin(), tok.added_lengths_.end()),
+                             tok.added_lengths_.end());
+    // The post-processor's template for one sequence.
+    field = "post_processor";
+    visited = 0;
+    std::function<void(const json&, int)> post = [&](const json& p, int depth) {
+      if (++visited > kMaxSteps || depth > kMaxSequenceDepth) {
+        throw fail(field, "more than " + std::to_string(kMaxSteps) + " steps or " +
+                              std::to_string(kMaxSequenceDepth) + " nested Sequences");
+      }
+      if (!p.is_object()) throw fail(field, "expected an object, got " + quoted(p));
+      const std::string type = p.value("type", std::string());
+      if (type == "Sequence") {
+        const json list = p.value("processors", json::array());
+        if (!list.is_array()) throw fail(field, "Sequence: processors is not an array");
+        for (const auto& q : list)
+          post(q, depth + 1);
+      } else if (type == "TemplateProcessing") {
+        const json single = p.value("single", json::array());
+        if (!single.is_array()) throw fail(field, "TemplateProcessing: single is not an array");
+        bool after = false;
+        for (const auto& item : single) {
+          if (!item.is_object()) throw fail(field, "template item " + quoted(item));
+          if (item.contains("Sequence")) {
+            after = true;
+          } else if (item.contains("SpecialToken")) {
+            const json& special = item["SpecialToken"];
+            if (!special.is_object()) throw fail(field, "template item " + quoted(item));
+            const std::string name = special.value("id", std::string());
+            const int id = tok.token_id(name);
+            if (id < 0) throw fail(field, "special token " + quoted(json(name)) + " unknown");
+            (after ? tok.suffix_ids_ : tok.prefix_ids_).push_back(id);
+          }
+        }
+      } else if (type != "ByteLevel") {
+        throw fail(field, "post-processor " + quoted(json(type)) + " not supported");
+      }
+    };
+    if (auto it = j.find("post_processor"); it != j.end() && !it->is_null()) post(*it, 0);
+    for (const auto& [id, token] : tok.id_to_token_) {
+      (void)token;
+      tok.max_id_ = std::max(tok.max_id_, id);
+    }
+    return tok;
+  } catch (const json::exception& e) {
+    throw fail(field, std::string("unexpected JSON: ") + e.what());
   }
-  return tok;
 }
 
 int HfTokenizer::token_id(const std::string& token) const {
-  for (const auto& a : added_) {
-    if (a.content == token) return a.id;
-  }
+  if (auto it = added_index_.find(token); it != added_index_.end()) return added_[it->second].id;
   auto it = vocab_.find(token);
   return it == vocab_.end() ? -1 : it->second;
 }
@@ -492,9 +570,11 @@ std::vector<int> HfTokenizer::encode(const std::string& text, bool add_special_t
   std::size_t i = 0;
   while (i < text.size()) {
     const Added* hit = nullptr;
-    for (const auto& a : added_) {  // longest first
-      if (text.compare(i, a.content.size(), a.content) == 0) {
-        hit = &a;
+    for (std::size_t len : added_lengths_) {  // longest first
+      if (len > text.size() - i) continue;
+      const std::string_view slice(text.data() + i, len);
+      if (auto it = added_index_.find(slice); it != added_index_.end()) {
+        hit = &added_[it->second];
         break;
       }
     }

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "winokit/core/error.hpp"
+#include "winokit/core/rng.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/model/compute.hpp"
 #include "winokit/model/smolvlm_model.hpp"
@@ -84,6 +85,8 @@ class SmolVlmVlModel final : public VlModel {
 
   std::unique_ptr<PreparedImages> prepare_images(
       const std::vector<ImageRequest>& images) const override;
+
+  nlohmann::json engine_bench(const EngineBenchOptions& options) const override;
 
   KvCache prefix(const ImageRequest& image) const {
     return model_->image_prefix(decode_image(image.read()));
@@ -177,6 +180,78 @@ class SmolVlmPreparedImages final : public PreparedImages {
   std::vector<KvCache> caches_;
   mutable std::mutex mutex_;
 };
+
+// Where a pair's time goes, on Winoground-sized photos (1920x1280, synthetic pixels): the
+// image's preprocessing, the vision tower (SigLIP + connector), the prompt prefix through the
+// decoder (once per image) and the per-caption suffix (2 captions per image, one batch, as
+// Winoground pairs them). Each phase is timed apart, through the same calls as score_pairs
+// (image_prefix from the features computed beforehand: the same bits).
+nlohmann::json SmolVlmVlModel::engine_bench(const EngineBenchOptions& o) const {
+  using clock = std::chrono::steady_clock;
+  constexpr int kWidth = 1920, kHeight = 1280;
+  constexpr int kMaxImages = 4;  // a 256M SmolVLM image is seconds of work on 2 cores
+  static const char* const kCaptions[2] = {"an old person kisses a young person",
+                                           "a young person kisses an old person"};
+  const int images = std::clamp(o.images, 1, kMaxImages);
+  DecodedImage im;
+  im.width = kWidth;
+  im.height = kHeight;
+  im.pixels.resize(static_cast<std::size_t>(kWidth) * kHeight * 3);
+  Rng rng(26);
+  for (std::size_t i = 0; i < im.pixels.size(); ++i) {
+    const std::size_t x = (i / 3) % kWidth, y = (i / 3) / kWidth;
+    im.pixels[i] = static_cast<std::uint8_t>((x / 8 + y / 5 + rng.below(48)) & 255);
+  }
+  std::map<std::string, std::vector<double>> ms;  // phase -> per-image ms of each run
+  SmolVlmTiles tiles;
+  std::size_t prefix_tokens = 0;
+  auto run = [&](bool keep) {
+    std::map<std::string, double> t;
+    for (int i = 0; i < images; ++i) {
+      auto t0 = clock::now();
+      tiles = smolvlm_preprocess(im, model_->config().preprocess);
+      t["preprocess"] += seconds_since(t0);
+      t0 = clock::now();
+      const std::vector<float> f = model_->image_features(tiles);
+      t["vision"] += seconds_since(t0);
+      t0 = clock::now();
+      const KvCache cache = model_->image_prefix(tiles, f);
+      t["prefix"] += seconds_since(t0);
+      t0 = clock::now();
+      (void)score_with(cache, {kCaptions[0], kCaptions[1]});
+      t["suffix"] += seconds_since(t0);
+    }
+    if (!keep) return;
+    for (const auto& [k, v] : t)
+      ms[k].push_back(1000.0 * v / images);
+  };
+  run(false);  // warm-up
+  for (int r = 0; r < std::max(1, o.runs); ++r)
+    run(true);
+  prefix_tokens = model_->prefix_ids(tiles).size();
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  nlohmann::json per_image, shares;
+  double total = 0;
+  for (const auto& [k, v] : ms) {
+    per_image[k] = median(v);
+    total += median(v);
+  }
+  for (const auto& [k, v] : ms)
+    shares[k] = median(v) / total;
+  return {{"smolvlm_image", std::to_string(kWidth) + "x" + std::to_string(kHeight)},
+          {"smolvlm_images_per_run", images},
+          {"smolvlm_image_splitting", model_->config().preprocess.do_image_splitting},
+          {"smolvlm_tiles_per_image", tiles.count},
+          {"smolvlm_prefix_tokens", prefix_tokens},
+          {"smolvlm_question_tokens", model_->question_ids(kCaptions[0]).size()},
+          {"smolvlm_ms_per_image_median", per_image},
+          {"smolvlm_ms_per_image_total", total},
+          {"smolvlm_share_of_time", shares},
+          {"smolvlm_captions_per_image", 2}};
+}
 
 std::unique_ptr<PreparedImages> SmolVlmVlModel::prepare_images(
     const std::vector<ImageRequest>& images) const {

@@ -347,8 +347,13 @@ struct SmolVlmModel::Impl {
   }
 
   KvCache prefix(const SmolVlmTiles& t) const {
-    return detail::run_image_prefix(*lm, prefix_ids(t), cfg.image_token_id, features(t),
-                                    "tokenizer.json");
+    return prefix(t, features(t));
+  }
+
+  // The prefix from features computed apart (bench: the vision tower and the prefix timed
+  // separately); the same bits as prefix(t).
+  KvCache prefix(const SmolVlmTiles& t, const std::vector<float>& f) const {
+    return detail::run_image_prefix(*lm, prefix_ids(t), cfg.image_token_id, f, "tokenizer.json");
   }
 
   std::vector<int> question_ids(const std::string& caption) const {
@@ -442,6 +447,14 @@ std::vector<int> SmolVlmModel::question_ids(const std::string& caption) const {
 }
 KvCache SmolVlmModel::image_prefix(const SmolVlmTiles& tiles) const {
   return impl_->prefix(tiles);
+}
+KvCache SmolVlmModel::image_prefix(const SmolVlmTiles& tiles,
+                                   const std::vector<float>& features) const {
+  if (features.size() != static_cast<std::size_t>(tiles.count) * impl_->cfg.image_seq_len *
+                             static_cast<std::size_t>(impl_->cfg.text.hidden)) {
+    throw UsageError("smolvlm: image_prefix given features of another size than its tiles'");
+  }
+  return impl_->prefix(tiles, features);
 }
 KvCache SmolVlmModel::image_prefix(const DecodedImage& image) const {
   return impl_->prefix(smolvlm_preprocess(image, impl_->cfg.preprocess));

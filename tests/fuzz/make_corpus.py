@@ -42,6 +42,56 @@ def safetensors(tensors, metadata=None):
     return struct.pack("<Q", len(h)) + h + blobs
 
 
+def byte_symbols():
+    """GPT-2's bytes_to_unicode: the 256 symbols every byte-level vocabulary holds."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return [chr(c) for c in cs]
+
+
+def tokenizer_json_seeds():
+    """tokenizer.json seeds: the golden fixtures (GPT-2-style Digits + ByteLevel with a template,
+    Qwen2's and Llama 3's Split with NFC, SmolVLM's added tokens), compacted, and a minimal one
+    with merge pairs, ignore_merges, nested Sequences and lstrip / rstrip added tokens."""
+    golden = HERE.parent / "golden"
+    for src, name in ((golden / "llama_tiny" / "tokenizer.json", "gpt2_digits_template.json"),
+                      (golden / "llama_tiny" / "tokenizer_qwen2.json", "qwen2_split_nfc.json"),
+                      (golden / "llama_tiny" / "tokenizer_llama3.json", "llama3_split.json"),
+                      (golden / "smolvlm_tiny" / "model" / "tokenizer.json", "smolvlm.json")):
+        j = json.loads(src.read_text(encoding="utf-8"))
+        write("tokenizer_json", name, json.dumps(j, ensure_ascii=False, separators=(",", ":")))
+    symbols = byte_symbols()
+    vocab = {s: i for i, s in enumerate(symbols)}
+    merges = []
+    for a, b in (("Ġ", "a"), ("Ġa", "n"), ("i", "t"), ("'", "s"), ("Y", "e"), ("Ye", "s")):
+        vocab[a + b] = len(vocab)
+        merges.append([a, b])
+    added = [{"id": len(vocab) + k, "content": c, "single_word": False, "lstrip": k == 1,
+              "rstrip": k == 2, "normalized": False, "special": True}
+             for k, c in enumerate(("<|im_start|>", "<image>", "<end_of_utterance>"))]
+    minimal = {
+        "version": "1.0", "added_tokens": added, "normalizer": None,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": False}]},
+            {"type": "ByteLevel", "add_prefix_space": True, "use_regex": True}]},
+        "post_processor": {"type": "Sequence", "processors": [
+            {"type": "ByteLevel", "trim_offsets": False},
+            {"type": "TemplateProcessing", "single": [
+                {"SpecialToken": {"id": "<|im_start|>", "type_id": 0}},
+                {"Sequence": {"id": "A", "type_id": 0}},
+                {"SpecialToken": {"id": "<end_of_utterance>", "type_id": 0}}]}]},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "byte_fallback": False,
+                  "ignore_merges": True, "vocab": vocab, "merges": merges},
+    }
+    write("tokenizer_json", "minimal_pairs_ignore_merges.json",
+          json.dumps(minimal, ensure_ascii=False, separators=(",", ":")))
+
+
 def main():
     winokit = pathlib.Path(sys.argv[1]).resolve()
     if CORPUS.exists():
@@ -160,6 +210,7 @@ def main():
             write("image", "lossy.webp", ctypes.string_at(out, n))
         else:
             print("make_corpus: no libwebp, WebP seeds skipped", file=sys.stderr)
+    tokenizer_json_seeds()
     for d in sorted(CORPUS.iterdir()):
         files = list(d.iterdir())
         print(f"{d.name}: {len(files)} seeds, {sum(f.stat().st_size for f in files)} bytes")

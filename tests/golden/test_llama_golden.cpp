@@ -98,6 +98,70 @@ TEST(LlamaGolden, TokenizerRefusesWhatItDoesNotImplement) {
   EXPECT_NE(refused(truncated), "");
 }
 
+// What the tokenizer.json fuzz target (tests/fuzz/fuzz_tokenizer_json.cpp) and review found:
+// each is refused with an InputError naming the field, or read with the right ids.
+TEST(LlamaGolden, TokenizerRefusesHostileFilesNamingTheField) {
+  const nlohmann::json j = nlohmann::json::parse(read_file(kDir + "tokenizer.json"));
+  auto refusal = [](const nlohmann::json& bad) -> std::pair<std::string, std::string> {
+    try {
+      HfTokenizer::from_json(bad, "tokenizer.json");
+    } catch (const InputError& e) {
+      return {e.location().field, e.what()};
+    }
+    return {"(accepted)", ""};
+  };
+  // A value of the wrong type names its field.
+  nlohmann::json wrong = j;
+  wrong["pre_tokenizer"]["pretokenizers"][1]["add_prefix_space"] = "yes";
+  EXPECT_EQ(refusal(wrong).first, "pre_tokenizer");
+  nlohmann::json vocab = j;
+  vocab["model"]["vocab"] = nlohmann::json::array();
+  EXPECT_EQ(refusal(vocab).first, "model.vocab");
+  // An added token's id beyond int used to wrap (4294967301 became 5).
+  nlohmann::json wide_id = j;
+  wide_id["added_tokens"][0]["id"] = 4294967301ULL;
+  EXPECT_EQ(refusal(wide_id).first, "added_tokens");
+  // Sequences nested or repeated without end: refused instead of quadratic flattening.
+  nlohmann::json many = j;
+  nlohmann::json list = nlohmann::json::array();
+  for (int i = 0; i < 1000; ++i)
+    list.push_back({{"type", "Sequence"}, {"pretokenizers", nlohmann::json::array()}});
+  list.push_back({{"type", "ByteLevel"}});
+  many["pre_tokenizer"] = {{"type", "Sequence"}, {"pretokenizers", list}};
+  EXPECT_EQ(refusal(many).first, "pre_tokenizer");
+  nlohmann::json steps = j;
+  steps["post_processor"] = 7;
+  EXPECT_EQ(refusal(steps).first, "post_processor");
+}
+
+TEST(LlamaGolden, TokenizerFileNestedTooDeepIsRefusedNotAStackOverflow) {
+  // nlohmann's dump recursed once per level: 100,000 levels overflowed the stack.
+  constexpr int kDepth = 100000;
+  const std::string path = testing::TempDir() + "deep_tokenizer.json";
+  {
+    std::ofstream out(path);
+    out << "{\"extra\":" << std::string(kDepth, '[') << std::string(kDepth, ']') << "}";
+  }
+  try {
+    HfTokenizer::from_file(path);
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("nested deeper"), std::string::npos) << e.what();
+  }
+  std::remove(path.c_str());
+}
+
+TEST(LlamaGolden, TokenizerVocabSizeCoversTheLargestId) {
+  // A model checks its embedding rows against vocab_size(): an added token far beyond the
+  // vocabulary must show there (it counted entries before, so id 2,000,000,000 passed).
+  nlohmann::json j = nlohmann::json::parse(read_file(kDir + "tokenizer.json"));
+  const HfTokenizer plain = HfTokenizer::from_json(j, "tokenizer.json");
+  j["added_tokens"].push_back({{"id", 2000000000}, {"content", "<far>"}});
+  const HfTokenizer far = HfTokenizer::from_json(j, "tokenizer.json");
+  EXPECT_EQ(far.vocab_size(), 2000000001u);
+  EXPECT_EQ(far.encode("a<far>"), (std::vector<int>{plain.encode("a").at(0), 2000000000}));
+}
+
 class LlamaLogits : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(LlamaLogits, MatchTheReferenceForward) {

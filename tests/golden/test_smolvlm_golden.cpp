@@ -99,6 +99,24 @@ TEST(SmolVlmGolden, CachedPrefixBatchesAndThreadsDoNotChangeABit) {
       m, smolvlm_preprocess(image("wide.png"), m.config().preprocess), expected()["captions"]);
 }
 
+// The phases timed apart (bench_smolvlm, engine_bench): the prefix from features computed
+// beforehand is the prefix of the image, bit for bit.
+TEST(SmolVlmGolden, PrefixFromPrecomputedFeaturesIsTheSameCache) {
+  const SmolVlmModel m = SmolVlmModel::load(kDir + "model");
+  const SmolVlmTiles t = smolvlm_preprocess(image("tall.png"), m.config().preprocess);
+  const KvCache whole = m.image_prefix(image("tall.png"));
+  const KvCache parts = m.image_prefix(t, m.image_features(t));
+  ASSERT_EQ(whole.length, parts.length);
+  ASSERT_EQ(whole.k.size(), parts.k.size());
+  for (std::size_t l = 0; l < whole.k.size(); ++l) {
+    EXPECT_EQ(whole.k[l], parts.k[l]) << "layer " << l;
+    EXPECT_EQ(whole.v[l], parts.v[l]) << "layer " << l;
+  }
+  std::vector<float> short_features = m.image_features(t);
+  short_features.pop_back();
+  EXPECT_THROW(m.image_prefix(t, short_features), UsageError);
+}
+
 TEST(SmolVlmGolden, TheRegistryOpensItAsAPairScorer) {
   ModelOptions o;
   o.use_cache = false;

@@ -18,8 +18,10 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -49,7 +51,8 @@ class HfTokenizer {
   int token_id(const std::string& token) const;
   // The token string of an id ("" when unknown).
   std::string token(int id) const;
-  std::size_t vocab_size() const { return id_to_token_.size(); }
+  // One more than the largest id (vocabulary or added token): the embedding rows a model needs.
+  std::size_t vocab_size() const { return static_cast<std::size_t>(max_id_) + 1; }
   // SHA-256 of the file it was read from (or of the JSON text).
   const std::string& sha256() const { return sha256_; }
 
@@ -71,10 +74,18 @@ class HfTokenizer {
   std::unordered_map<std::string, int> vocab_;
   std::unordered_map<std::string, int> ranks_;  // first + '\0' + second -> rank
   std::map<int, std::string> id_to_token_;
-  std::vector<Added> added_;  // longest first
+  // Hashes a string or a string_view alike (lookups of a slice of the text without a copy).
+  struct TextHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::vector<Added> added_;  // file order, one per content
+  std::unordered_map<std::string, std::size_t, TextHash, std::equal_to<>> added_index_;
+  std::vector<std::size_t> added_lengths_;  // the distinct contents' lengths, longest first
   std::vector<Step> steps_;
   bool ignore_merges_ = false;
   bool nfc_ = false;
+  int max_id_ = 0;
   std::vector<int> prefix_ids_, suffix_ids_;  // TemplateProcessing's single template
   std::string sha256_;
 };

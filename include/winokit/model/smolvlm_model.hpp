@@ -111,6 +111,9 @@ class SmolVlmModel {
   // The image's prefix run through the text model (KV cache), from the image's tiles.
   KvCache image_prefix(const SmolVlmTiles& tiles) const;
   KvCache image_prefix(const DecodedImage& image) const;
+  // The same from the tiles' image_features, computed beforehand (the phases timed apart:
+  // bench/bench_smolvlm.cpp, the family's engine_bench); the same bits.
+  KvCache image_prefix(const SmolVlmTiles& tiles, const std::vector<float>& features) const;
   // P(answer's first token | prefix, question(caption)) for each caption, batched.
   std::vector<double> answer_probabilities(const KvCache& prefix,
                                            const std::vector<std::string>& captions) const;
