@@ -1,16 +1,17 @@
-// SmolVLM / Idefics3 as a VlModel (the registry's "smolvlm" family): VQAScore pair scores, each
-// image's prompt prefix run once into a KV cache and every caption paired with it continued from
-// there, batch_size captions per forward, all through the pair cache.
+// SmolVLM / Idefics3 as a VlModel (the registry's "smolvlm" family): VQAScore pair scores through
+// the shared adapter (vqascore.hpp: each image's prompt prefix run once into a KV cache, every
+// caption paired with it continued from there, all through the pair cache), plus SmolVLM's own
+// engine figures for `winokit bench`.
 #include <algorithm>
 #include <chrono>
 #include <map>
-#include <mutex>
 
 #include "winokit/core/error.hpp"
 #include "winokit/core/rng.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/model/compute.hpp"
 #include "winokit/model/smolvlm_model.hpp"
+#include "winokit/model/vqascore.hpp"
 
 namespace winokit {
 
@@ -27,166 +28,30 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-class SmolVlmVlModel final : public VlModel {
+// The model as the shared VQAScore adapter needs it (it keeps the model alive).
+class SmolVlmScorer final : public VqaScorer {
  public:
-  SmolVlmVlModel(const fs::path& checkpoint, const ModelOptions& options,
-                 const VqaScoreOptions& vqa)
-      : checkpoint_(checkpoint),
-        options_(options),
-        model_(std::make_unique<SmolVlmModel>(SmolVlmModel::load(checkpoint, vqa))) {
-    // Weights, kernels, config, vocabulary and the templates: what a cached score depends on
-    // (the image processor is part of each pair's key).
-    signature_ = "smolvlm-vqascore\n" + model_->weights_id() + "\n" + kernel_version() + "\n" +
-                 model_->config().to_json().dump() + "\n" + model_->tokenizer().sha256() + "\n" +
-                 vqa.question + "\n" + vqa.answer;
+  explicit SmolVlmScorer(std::shared_ptr<const SmolVlmModel> model) : model_(std::move(model)) {}
+  KvCache image_prefix(const DecodedImage& image) const override {
+    return model_->image_prefix(image);
   }
-
-  std::string family() const override { return "smolvlm"; }
-  std::string name() const override { return checkpoint_name(checkpoint_); }
-  std::vector<Ability> abilities() const override { return {Ability::PairScores}; }
-  std::string score_name() const override { return "P(" + model_->options().answer + ")"; }
-
-  nlohmann::json describe() const override {
-    const SmolVlmConfig& c = model_->config();
-    const VqaScoreOptions& o = model_->options();
-    return {{"kind", "smolvlm"},
-            {"family", "smolvlm"},
-            {"model", checkpoint_.string()},
-            {"weights_sha256", model_->weights_id()},
-            {"config", c.to_json()},
-            {"score",
-             "VQAScore: softmax over the whole vocabulary of the next-token logits after "
-             "<|im_start|>User:<image tokens>QUESTION<end_of_utterance>\\nAssistant:, at the "
-             "answer's first token"},
-            {"question_template", o.question},
-            {"answer", o.answer},
-            {"answer_token_id", model_->answer_id()},
-            {"tokenizer",
-             {{"kind", "tokenizer.json byte-level BPE"},
-              {"sha256", model_->tokenizer().sha256()},
-              {"vocab_size", model_->tokenizer().vocab_size()}}},
-            {"preprocess", c.preprocess.to_json()},
-            {"precision", "float32 (weights converted on load)"},
-            {"compute", compute_record()},
-            {"threads", compute_threads()},
-            {"batch_size", options_.batch_size}};
+  std::vector<double> answer_probabilities(
+      const KvCache& prefix, const std::vector<std::string>& captions) const override {
+    return model_->answer_probabilities(prefix, captions);
   }
-
-  std::vector<double> score_pairs(const std::vector<ImageRequest>& images,
-                                  const std::vector<std::string>& captions,
-                                  const std::vector<PairIndex>& pairs,
-                                  EmbedStats* stats) const override {
-    return cached_pair_scores(images, captions, pairs, options_, signature_,
-                              model_->config().preprocess.to_json().dump(), stats,
-                              [&](const std::vector<std::size_t>& misses) {
-                                return compute(images, captions, pairs, misses, stats);
-                              });
-  }
-
-  std::unique_ptr<PreparedImages> prepare_images(
-      const std::vector<ImageRequest>& images) const override;
-
-  nlohmann::json engine_bench(const EngineBenchOptions& options) const override;
-
-  KvCache prefix(const ImageRequest& image) const {
-    return model_->image_prefix(decode_image(image.read()));
-  }
-
-  // The captions' scores against one prefix, batch_size per forward.
-  std::vector<double> score_with(const KvCache& prefix,
-                                 const std::vector<std::string>& captions) const {
-    std::vector<double> out;
-    const std::size_t batch = static_cast<std::size_t>(std::max(1, options_.batch_size));
-    for (std::size_t b = 0; b < captions.size(); b += batch) {
-      const std::vector<std::string> part(
-          captions.begin() + static_cast<std::ptrdiff_t>(b),
-          captions.begin() + static_cast<std::ptrdiff_t>(std::min(captions.size(), b + batch)));
-      const std::vector<double> s = model_->answer_probabilities(prefix, part);
-      out.insert(out.end(), s.begin(), s.end());
-    }
-    return out;
-  }
+  nlohmann::json engine_bench(const EngineBenchOptions& o) const override;
 
  private:
-  std::vector<double> compute(const std::vector<ImageRequest>& images,
-                              const std::vector<std::string>& captions,
-                              const std::vector<PairIndex>& pairs,
-                              const std::vector<std::size_t>& misses, EmbedStats* stats) const {
-    std::map<std::size_t, std::vector<std::size_t>> by_image;
-    for (std::size_t k = 0; k < misses.size(); ++k)
-      by_image[pairs[misses[k]].second].push_back(k);
-    std::vector<double> out(misses.size());
-    std::size_t done = 0;
-    for (const auto& [image, list] : by_image) {
-      auto t0 = std::chrono::steady_clock::now();
-      const KvCache cache = prefix(images[image]);
-      if (stats) {
-        stats->image_seconds += seconds_since(t0);
-        ++stats->images_computed;
-      }
-      t0 = std::chrono::steady_clock::now();
-      std::vector<std::string> texts;
-      for (std::size_t k : list)
-        texts.push_back(captions[pairs[misses[k]].first]);
-      const std::vector<double> s = score_with(cache, texts);
-      for (std::size_t i = 0; i < list.size(); ++i)
-        out[list[i]] = s[i];
-      if (stats) stats->pair_seconds += seconds_since(t0);
-      done += list.size();
-      if (options_.on_progress) options_.on_progress("pairs", done, misses.size());
-    }
-    return out;
-  }
-
-  fs::path checkpoint_;
-  ModelOptions options_;
-  std::unique_ptr<SmolVlmModel> model_;
-  std::string signature_;
-};
-
-// The pool's image prefixes kept in memory as KV caches; each call continues them with its
-// captions' questions.
-class SmolVlmPreparedImages final : public PreparedImages {
- public:
-  SmolVlmPreparedImages(const SmolVlmVlModel& model, const std::vector<ImageRequest>& images)
-      : model_(model) {
-    for (const ImageRequest& r : images)
-      caches_.push_back(model_.prefix(r));
-  }
-  std::vector<double> score(const std::vector<std::string>& captions,
-                            const std::vector<PairIndex>& pairs) const override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    std::map<std::size_t, std::vector<std::size_t>> by_image;
-    for (std::size_t p = 0; p < pairs.size(); ++p) {
-      if (pairs[p].first >= captions.size() || pairs[p].second >= caches_.size()) {
-        throw UsageError("SmolVLM: pair index out of range");
-      }
-      by_image[pairs[p].second].push_back(p);
-    }
-    std::vector<double> out(pairs.size());
-    for (const auto& [image, list] : by_image) {
-      std::vector<std::string> texts;
-      for (std::size_t p : list)
-        texts.push_back(captions[pairs[p].first]);
-      const std::vector<double> s = model_.score_with(caches_[image], texts);
-      for (std::size_t i = 0; i < list.size(); ++i)
-        out[list[i]] = s[i];
-    }
-    return out;
-  }
-
- private:
-  const SmolVlmVlModel& model_;
-  std::vector<KvCache> caches_;
-  mutable std::mutex mutex_;
+  std::shared_ptr<const SmolVlmModel> model_;
 };
 
 // Where a pair's time goes, on Winoground-sized photos (1920x1280, synthetic pixels): the
 // image's preprocessing, the vision tower (SigLIP + connector), the prompt prefix through the
 // decoder (once per image) and the per-caption suffix (2 captions per image, one batch, as
 // Winoground pairs them). Each phase is timed apart, through the same calls as score_pairs
-// (image_prefix from the features computed beforehand: the same bits).
-nlohmann::json SmolVlmVlModel::engine_bench(const EngineBenchOptions& o) const {
+// (image_prefix from the features computed beforehand: the same bits; both captions in one
+// forward, as score_pairs runs them at any batch size of 2 or more).
+nlohmann::json SmolVlmScorer::engine_bench(const EngineBenchOptions& o) const {
   using clock = std::chrono::steady_clock;
   constexpr int kWidth = 1920, kHeight = 1280;
   constexpr int kMaxImages = 4;  // a 256M SmolVLM image is seconds of work on 2 cores
@@ -218,7 +83,7 @@ nlohmann::json SmolVlmVlModel::engine_bench(const EngineBenchOptions& o) const {
       const KvCache cache = model_->image_prefix(tiles, f);
       t["prefix"] += seconds_since(t0);
       t0 = clock::now();
-      (void)score_with(cache, {kCaptions[0], kCaptions[1]});
+      (void)model_->answer_probabilities(cache, {kCaptions[0], kCaptions[1]});
       t["suffix"] += seconds_since(t0);
     }
     if (!keep) return;
@@ -253,11 +118,6 @@ nlohmann::json SmolVlmVlModel::engine_bench(const EngineBenchOptions& o) const {
           {"smolvlm_captions_per_image", 2}};
 }
 
-std::unique_ptr<PreparedImages> SmolVlmVlModel::prepare_images(
-    const std::vector<ImageRequest>& images) const {
-  return std::make_unique<SmolVlmPreparedImages>(*this, images);
-}
-
 }  // namespace
 
 std::unique_ptr<VlModel> open_smolvlm(const fs::path& checkpoint, const ModelOptions& options) {
@@ -273,19 +133,11 @@ std::unique_ptr<VlModel> open_smolvlm(const fs::path& checkpoint, const ModelOpt
     throw UsageError("--preprocess: SmolVLM takes split or no-split, not '" + options.preprocess +
                      "'");
   }
-  // --model-option KEY=VALUE (the registry has checked the keys).
+  // --model-option KEY=VALUE (the registry has checked the keys): question and answer as every
+  // VQAScore family reads them, then SmolVLM's image-splitting.
+  read_vqascore_settings(options, vqa);
   for (const auto& [key, value] : options.settings) {
-    if (key == "question") {
-      if (value.find("{}") == std::string::npos) {
-        throw UsageError("--model-option question=" + value + ": no {} for the caption",
-                         "e.g. --model-option 'question=Does this figure show \"{}\"? Please "
-                         "answer yes or no.'");
-      }
-      vqa.question = value;
-    } else if (key == "answer") {
-      if (value.empty()) throw UsageError("--model-option answer= needs an answer (e.g. Yes)");
-      vqa.answer = value;
-    } else if (key == "image-splitting") {
+    if (key == "image-splitting") {
       if (value != "true" && value != "false") {
         throw UsageError("--model-option image-splitting takes true or false, not '" + value + "'");
       }
@@ -297,7 +149,39 @@ std::unique_ptr<VlModel> open_smolvlm(const fs::path& checkpoint, const ModelOpt
       vqa.image_splitting = want;
     }
   }
-  return std::make_unique<SmolVlmVlModel>(checkpoint, options, vqa);
+  auto model = std::make_shared<const SmolVlmModel>(SmolVlmModel::load(checkpoint, vqa));
+  const SmolVlmConfig& c = model->config();
+  VqaScoreModelInfo info;
+  info.family = "smolvlm";
+  info.checkpoint = checkpoint;
+  info.options = options;
+  info.answer = model->options().answer;
+  // Weights, kernels, config, vocabulary and the templates: what a cached score depends on
+  // (the image processor is part of each pair's key).
+  info.signature = "smolvlm-vqascore\n" + model->weights_id() + "\n" + kernel_version() + "\n" +
+                   c.to_json().dump() + "\n" + model->tokenizer().sha256() + "\n" + vqa.question +
+                   "\n" + vqa.answer;
+  info.preprocess_json = c.preprocess.to_json().dump();
+  info.describe = {
+      {"kind", "smolvlm"},
+      {"family", "smolvlm"},
+      {"model", checkpoint.string()},
+      {"weights_sha256", model->weights_id()},
+      {"config", c.to_json()},
+      {"score",
+       "VQAScore: softmax over the whole vocabulary of the next-token logits after "
+       "<|im_start|>User:<image tokens>QUESTION<end_of_utterance>\\nAssistant:, at the "
+       "answer's first token"},
+      {"question_template", model->options().question},
+      {"answer", model->options().answer},
+      {"answer_token_id", model->answer_id()},
+      {"tokenizer",
+       {{"kind", "tokenizer.json byte-level BPE"},
+        {"sha256", model->tokenizer().sha256()},
+        {"vocab_size", model->tokenizer().vocab_size()}}},
+      {"preprocess", c.preprocess.to_json()},
+      {"precision", "float32 (weights converted on load)"}};
+  return make_vqascore_model(std::move(info), std::make_shared<SmolVlmScorer>(model));
 }
 
 }  // namespace winokit

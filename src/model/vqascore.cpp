@@ -342,6 +342,10 @@ class VqaScoreVlModel final : public VlModel {
   std::unique_ptr<PreparedImages> prepare_images(
       const std::vector<ImageRequest>& images) const override;
 
+  nlohmann::json engine_bench(const EngineBenchOptions& options) const override {
+    return scorer_->engine_bench(options);
+  }
+
   KvCache prefix(const ImageRequest& image) const {
     return scorer_->image_prefix(decode_image(image.read()));
   }

@@ -51,6 +51,11 @@ class VqaScorer {
   // P(answer's first token | prefix, question(caption)) per caption, in one batch.
   virtual std::vector<double> answer_probabilities(
       const KvCache& prefix, const std::vector<std::string>& captions) const = 0;
+  // The family's engine figures for `winokit bench` (VlModel::engine_bench); none (null) by
+  // default.
+  virtual nlohmann::json engine_bench(const EngineBenchOptions& /*options*/) const {
+    return nullptr;
+  }
 };
 
 struct VqaScoreModelInfo {
