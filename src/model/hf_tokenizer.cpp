@@ -353,20 +353,30 @@ HfTokenizer HfTokenizer::parse(const json& j, const std::string& where) {
     }
     // The pre-tokenizer steps, Sequences flattened (depth and count capped).
     field = "pre_tokenizer";
-    std::size_t visited = 0;
-    std::function<void(const json&, int)> pre = [&](const json& p, int depth) {
-      if (++visited > kMaxSteps || depth > kMaxSequenceDepth) {
-        throw fail(field, "more than " + std::to_string(kMaxSteps) + " steps or " +
-                              std::to_string(kMaxSequenceDepth) + " nested Sequences");
-      }
-      if (!p.is_object()) throw fail(field, "expected an object, got " + quoted(p));
-      const std::string type = p.value("type", std::string());
-      if (type == "Sequence") {
-        const json list = p.value("pretokenizers", json::array());
-        if (!list.is_array()) throw fail(field, "Sequence: pretokenizers is not an array");
+    // The steps of j[key], Sequences (their steps under list_key) flattened in order, each leaf
+    // with its type; at most kMaxSteps steps and kMaxSequenceDepth nested Sequences.
+    auto for_each_step = [&](const char* key, const char* list_key,
+                             const std::function<void(const json&, const std::string&)>& leaf) {
+      std::size_t visited = 0;
+      std::function<void(const json&, int)> walk = [&](const json& p, int depth) {
+        if (++visited > kMaxSteps || depth > kMaxSequenceDepth) {
+          throw fail(field, "more than " + std::to_string(kMaxSteps) + " steps or " +
+                                std::to_string(kMaxSequenceDepth) + " nested Sequences");
+        }
+        if (!p.is_object()) throw fail(field, "expected an object, got " + quoted(p));
+        const std::string type = p.value("type", std::string());
+        if (type != "Sequence") return leaf(p, type);
+        const json list = p.value(list_key, json::array());
+        if (!list.is_array()) {
+          throw fail(field, std::string("Sequence: ") + list_key + " is not an array");
+        }
         for (const auto& q : list)
-          pre(q, depth + 1);
-      } else if (type == "ByteLevel") {
+          walk(q, depth + 1);
+      };
+      if (auto it = j.find(key); it != j.end() && !it->is_null()) walk(*it, 0);
+    };
+    for_each_step("pre_tokenizer", "pretokenizers", [&](const json& p, const std::string& type) {
+      if (type == "ByteLevel") {
         tok.steps_.push_back({Step::Kind::ByteLevel, p.value("add_prefix_space", false),
                               p.value("use_regex", true)});
       } else if (type == "Digits") {
@@ -390,8 +400,7 @@ HfTokenizer HfTokenizer::parse(const json& j, const std::string& where) {
       } else {
         throw fail(field, "pre-tokenizer " + quoted(json(type)) + " not supported");
       }
-    };
-    if (auto it = j.find("pre_tokenizer"); it != j.end() && !it->is_null()) pre(*it, 0);
+    });
     if (std::none_of(tok.steps_.begin(), tok.steps_.end(),
                      [](const Step& s) { return s.kind == Step::Kind::ByteLevel; })) {
       throw fail(field, "no ByteLevel pre-tokenizer: not a byte-level BPE tokenizer");
@@ -421,20 +430,8 @@ HfTokenizer HfTokenizer::parse(const json& j, const std::string& where) {
                              tok.added_lengths_.end());
     // The post-processor's template for one sequence.
     field = "post_processor";
-    visited = 0;
-    std::function<void(const json&, int)> post = [&](const json& p, int depth) {
-      if (++visited > kMaxSteps || depth > kMaxSequenceDepth) {
-        throw fail(field, "more than " + std::to_string(kMaxSteps) + " steps or " +
-                              std::to_string(kMaxSequenceDepth) + " nested Sequences");
-      }
-      if (!p.is_object()) throw fail(field, "expected an object, got " + quoted(p));
-      const std::string type = p.value("type", std::string());
-      if (type == "Sequence") {
-        const json list = p.value("processors", json::array());
-        if (!list.is_array()) throw fail(field, "Sequence: processors is not an array");
-        for (const auto& q : list)
-          post(q, depth + 1);
-      } else if (type == "TemplateProcessing") {
+    for_each_step("post_processor", "processors", [&](const json& p, const std::string& type) {
+      if (type == "TemplateProcessing") {
         const json single = p.value("single", json::array());
         if (!single.is_array()) throw fail(field, "TemplateProcessing: single is not an array");
         bool after = false;
@@ -454,8 +451,7 @@ HfTokenizer HfTokenizer::parse(const json& j, const std::string& where) {
       } else if (type != "ByteLevel") {
         throw fail(field, "post-processor " + quoted(json(type)) + " not supported");
       }
-    };
-    if (auto it = j.find("post_processor"); it != j.end() && !it->is_null()) post(*it, 0);
+    });
     for (const auto& [id, token] : tok.id_to_token_) {
       (void)token;
       tok.max_id_ = std::max(tok.max_id_, id);

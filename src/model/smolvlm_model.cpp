@@ -346,9 +346,7 @@ struct SmolVlmModel::Impl {
     return ids;
   }
 
-  KvCache prefix(const SmolVlmTiles& t) const {
-    return prefix(t, features(t));
-  }
+  KvCache prefix(const SmolVlmTiles& t) const { return prefix(t, features(t)); }
 
   // The prefix from features computed apart (bench: the vision tower and the prefix timed
   // separately); the same bits as prefix(t).

@@ -597,8 +597,7 @@ TEST(SiglipAdapter, RefusesOptionsItHasNoUseFor) {
   // The VQAScore families that take it are named, then this one.
   EXPECT_NE(message(s).find("--model-option answer is for smolvlm"), std::string::npos)
       << message(s);
-  EXPECT_NE(message(s).find(" models; tiny-a is a siglip model"), std::string::npos)
-      << message(s);
+  EXPECT_NE(message(s).find(" models; tiny-a is a siglip model"), std::string::npos) << message(s);
   EXPECT_NE(message(s).find("siglip models take no --model-option"), std::string::npos)
       << message(s);
   ModelOptions t;
