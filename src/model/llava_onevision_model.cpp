@@ -715,37 +715,10 @@ std::unique_ptr<VlModel> open_llava_onevision(const fs::path& checkpoint,
   VqaScoreOptions vqa;
   read_vqascore_settings(options, vqa);
   auto model = std::make_shared<LlavaOnevisionModel>(LlavaOnevisionModel::load(checkpoint, vqa));
-  const LlavaOnevisionConfig& c = model->config();
-  VqaScoreModelInfo info;
-  info.family = "llava-onevision";
-  info.checkpoint = checkpoint;
-  info.options = options;
-  info.answer = vqa.answer;
-  // Weights, kernels, config, vocabulary and the templates: what a cached score depends on
-  // (the image processor is part of each pair's key).
-  info.signature = "llava-onevision-vqascore\n" + model->weights_id() + "\n" + kernel_version() +
-                   "\n" + c.to_json().dump() + "\n" + model->tokenizer().sha256() + "\n" +
-                   vqa.question + "\n" + vqa.answer;
-  info.preprocess_json = c.preprocess.to_json().dump();
-  info.describe = {
-      {"kind", "llava-onevision"},
-      {"family", "llava-onevision"},
-      {"model", checkpoint.string()},
-      {"weights_sha256", model->weights_id()},
-      {"config", c.to_json()},
-      {"score",
-       "VQAScore: softmax over the whole vocabulary of the next-token logits after "
-       "<|im_start|>user\\n<image tokens>\\nQUESTION<|im_end|>\\n<|im_start|>assistant\\n, at "
-       "the answer's first token"},
-      {"question_template", vqa.question},
-      {"answer", vqa.answer},
-      {"answer_token_id", model->answer_id()},
-      {"tokenizer",
-       {{"kind", "tokenizer.json byte-level BPE"},
-        {"sha256", model->tokenizer().sha256()},
-        {"vocab_size", model->tokenizer().vocab_size()}}},
-      {"preprocess", c.preprocess.to_json()},
-      {"precision", "float32 (weights converted on load)"}};
+  VqaScoreModelInfo info = vqascore_model_info(
+      {"llava-onevision", checkpoint, options, vqa, model->weights_id(), model->config().to_json(),
+       model->config().preprocess.to_json(), &model->tokenizer(), model->answer_id(),
+       "<|im_start|>user\\n<image tokens>\\nQUESTION<|im_end|>\\n<|im_start|>assistant\\n"});
   // The scorer is the model's Impl; the shared_ptr keeps the model alive beside it.
   struct Scorer final : VqaScorer {
     std::shared_ptr<const LlavaOnevisionModel> m;

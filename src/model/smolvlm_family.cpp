@@ -150,37 +150,11 @@ std::unique_ptr<VlModel> open_smolvlm(const fs::path& checkpoint, const ModelOpt
     }
   }
   auto model = std::make_shared<const SmolVlmModel>(SmolVlmModel::load(checkpoint, vqa));
-  const SmolVlmConfig& c = model->config();
-  VqaScoreModelInfo info;
-  info.family = "smolvlm";
-  info.checkpoint = checkpoint;
-  info.options = options;
-  info.answer = model->options().answer;
-  // Weights, kernels, config, vocabulary and the templates: what a cached score depends on
-  // (the image processor is part of each pair's key).
-  info.signature = "smolvlm-vqascore\n" + model->weights_id() + "\n" + kernel_version() + "\n" +
-                   c.to_json().dump() + "\n" + model->tokenizer().sha256() + "\n" + vqa.question +
-                   "\n" + vqa.answer;
-  info.preprocess_json = c.preprocess.to_json().dump();
-  info.describe = {
-      {"kind", "smolvlm"},
-      {"family", "smolvlm"},
-      {"model", checkpoint.string()},
-      {"weights_sha256", model->weights_id()},
-      {"config", c.to_json()},
-      {"score",
-       "VQAScore: softmax over the whole vocabulary of the next-token logits after "
-       "<|im_start|>User:<image tokens>QUESTION<end_of_utterance>\\nAssistant:, at the "
-       "answer's first token"},
-      {"question_template", model->options().question},
-      {"answer", model->options().answer},
-      {"answer_token_id", model->answer_id()},
-      {"tokenizer",
-       {{"kind", "tokenizer.json byte-level BPE"},
-        {"sha256", model->tokenizer().sha256()},
-        {"vocab_size", model->tokenizer().vocab_size()}}},
-      {"preprocess", c.preprocess.to_json()},
-      {"precision", "float32 (weights converted on load)"}};
+  VqaScoreModelInfo info = vqascore_model_info(
+      {"smolvlm", checkpoint, options, model->options(), model->weights_id(),
+       model->config().to_json(), model->config().preprocess.to_json(), &model->tokenizer(),
+       model->answer_id(),
+       "<|im_start|>User:<image tokens>QUESTION<end_of_utterance>\\nAssistant:"});
   return make_vqascore_model(std::move(info), std::make_shared<SmolVlmScorer>(model));
 }
 

@@ -444,6 +444,36 @@ std::unique_ptr<PreparedImages> VqaScoreVlModel::prepare_images(
 
 }  // namespace
 
+VqaScoreModelInfo vqascore_model_info(const VqaScoreCheckpoint& c) {
+  VqaScoreModelInfo info;
+  info.family = c.family;
+  info.checkpoint = c.checkpoint;
+  info.options = c.options;
+  info.answer = c.vqa.answer;
+  info.signature = c.family + "-vqascore\n" + c.weights_id + "\n" + kernel_version() + "\n" +
+                   c.config.dump() + "\n" + c.tokenizer->sha256() + "\n" + c.vqa.question + "\n" +
+                   c.vqa.answer;
+  info.preprocess_json = c.preprocess.dump();
+  info.describe = {
+      {"kind", c.family},
+      {"family", c.family},
+      {"model", c.checkpoint.string()},
+      {"weights_sha256", c.weights_id},
+      {"config", c.config},
+      {"score", "VQAScore: softmax over the whole vocabulary of the next-token logits after " +
+                    c.prompt + ", at the answer's first token"},
+      {"question_template", c.vqa.question},
+      {"answer", c.vqa.answer},
+      {"answer_token_id", c.answer_token_id},
+      {"tokenizer",
+       {{"kind", "tokenizer.json byte-level BPE"},
+        {"sha256", c.tokenizer->sha256()},
+        {"vocab_size", c.tokenizer->vocab_size()}}},
+      {"preprocess", c.preprocess},
+      {"precision", "float32 (weights converted on load)"}};
+  return info;
+}
+
 std::unique_ptr<VlModel> make_vqascore_model(VqaScoreModelInfo info,
                                              std::shared_ptr<const VqaScorer> scorer) {
   return std::make_unique<VqaScoreVlModel>(std::move(info), std::move(scorer));

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "winokit/io/image_decode.hpp"
+#include "winokit/model/hf_tokenizer.hpp"
 #include "winokit/model/llama_model.hpp"
 #include "winokit/model/vl_model.hpp"
 
@@ -68,6 +69,25 @@ struct VqaScoreModelInfo {
   std::string preprocess_json;  // part of each pair's cache key
   std::string answer;           // score_name(): P(answer)
 };
+
+// What a VQAScore family knows of its loaded checkpoint, for vqascore_model_info.
+struct VqaScoreCheckpoint {
+  std::string family;  // the registry's name
+  std::filesystem::path checkpoint;
+  ModelOptions options;
+  VqaScoreOptions vqa;
+  std::string weights_id;
+  nlohmann::json config;
+  nlohmann::json preprocess;
+  const HfTokenizer* tokenizer = nullptr;
+  int answer_token_id = -1;
+  std::string prompt;  // the prompt's shape, for describe()'s "score"
+};
+
+// The adapter's info from it: the cache signature (FAMILY-vqascore, weights, kernels, config,
+// vocabulary, question, answer; the image processor is part of each pair's key) and the
+// describe() record every VQAScore family writes.
+VqaScoreModelInfo vqascore_model_info(const VqaScoreCheckpoint& c);
 
 std::unique_ptr<VlModel> make_vqascore_model(VqaScoreModelInfo info,
                                              std::shared_ptr<const VqaScorer> scorer);
