@@ -26,23 +26,8 @@ namespace winokit {
 
 namespace {
 
-// Every score, difference and margin in one format: fixed, 4 decimals (as the eval browser).
-constexpr int kDecimals = 4;
 // A check with more comparisons than this lists its failed ones and counts the others.
 constexpr std::size_t kListedComparisons = 8;
-
-std::string num(double v) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", kDecimals, v);
-  return std::string(buf) == "-0.0000" ? "0.0000" : buf;
-}
-
-std::string signed_num(double v) {
-  if (v == 0) return num(0);
-  constexpr double kSmallest = 0.00005;
-  if (std::fabs(v) < kSmallest) return v > 0 ? "+&lt;0.0001" : "&minus;&lt;0.0001";
-  return (v > 0 ? "+" : "&minus;") + num(std::fabs(v));
-}
 
 std::string fixed2(double v) {
   char b[32];
@@ -87,12 +72,13 @@ std::string comparison_row(const ItemScores& s, std::size_t images, const ScoreC
   r << "<tr class=\"" << (ok ? "pass" : "fail") << "\"><td class=\"m\">"
     << (ok ? "<span class=\"ok\" aria-label=\"holds\">&#10003;</span>"
            : "<span class=\"bad\" aria-label=\"fails\">&#10007;</span>")
-    << "</td><td>" << pair_name(c.text, c.image) << " " << num(a) << "</td><td class=\"op\">"
+    << "</td><td>" << pair_name(c.text, c.image) << " " << browser_number(a)
+    << "</td><td class=\"op\">"
     << (d > 0   ? "&gt;"
         : d < 0 ? "&lt;"
                 : "=")
-    << "</td><td>" << pair_name(c.other_text, c.other_image) << " " << num(b)
-    << "</td><td class=\"d\">" << (d == 0 ? "tie" : signed_num(d)) << "</td></tr>";
+    << "</td><td>" << pair_name(c.other_text, c.other_image) << " " << browser_number(b)
+    << "</td><td class=\"d\">" << (d == 0 ? "tie" : browser_signed_number(d)) << "</td></tr>";
   return r.str();
 }
 
@@ -376,7 +362,7 @@ std::string benchmark_browser_html(const BenchmarkData& data, const BenchmarkSum
     h << "<li class=\"ex\" id=\"item-" << k << "\" data-id=\"" << html_escape(item.id)
       << "\" data-text=\"" << html_escape(text_attr) << "\" data-subset=\"" << html_escape(o.subset)
       << "\" data-o=\"" << bits << "\" data-ties=\"" << (ties ? 1 : 0) << "\" data-margin=\""
-      << num(margin(s, n_images, o.checks[0])) << "\"><h3>Item " << html_escape(item.id)
+      << browser_number(margin(s, n_images, o.checks[0])) << "\"><h3>Item " << html_escape(item.id)
       << " <span class=\"verdict\">" << mark(o.checks[0].right) << "</span></h3>";
     if (!o.subset.empty())
       h << "<p class=\"tags\"><span>" << html_escape(o.subset) << "</span></p>";
@@ -412,13 +398,14 @@ std::string benchmark_browser_html(const BenchmarkData& data, const BenchmarkSum
       h << "<tr><th scope=\"row\">t" << t << "</th>";
       for (std::size_t i = 0; i < n_images; ++i)
         h << "<td" << (is_true(t, i) ? " class=\"truth\"" : "") << ">"
-          << num(score_at(s, n_images, t, i)) << "</td>";
+          << browser_number(score_at(s, n_images, t, i)) << "</td>";
       h << "</tr>";
     }
     h << "</table></div>";
     for (const ItemCheck& c : o.checks)
       h << check_html(s, n_images, c);
-    h << "<p class=\"outcome\">Margin " << signed_num(margin(s, n_images, o.checks[0])) << "</p>";
+    h << "<p class=\"outcome\">Margin " << browser_signed_number(margin(s, n_images, o.checks[0]))
+      << "</p>";
     if (!o.note.empty()) h << "<p class=\"note\">" << html_escape(o.note) << "</p>";
     h << "</div></div></li>";
   }

@@ -32,6 +32,20 @@
 
 namespace winokit {
 
+std::string browser_number(double v) {
+  constexpr int kDecimals = 4;
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", kDecimals, v);
+  return std::string(buf) == "-0.0000" ? "0.0000" : buf;
+}
+
+std::string browser_signed_number(double v) {
+  if (v == 0) return browser_number(0);
+  constexpr double kSmallest = 0.00005;
+  if (std::fabs(v) < kSmallest) return v > 0 ? "+&lt;0.0001" : "&minus;&lt;0.0001";
+  return (v > 0 ? "+" : "&minus;") + browser_number(std::fabs(v));
+}
+
 namespace {
 
 struct JpegWriteError {
@@ -306,24 +320,6 @@ dlg.addEventListener('close',function(){if(opener)opener.focus();});}
 root.classList.add('js');apply();})();
 </script>)";
 
-// Every score, difference and margin of the browser in one format: fixed, 4 decimals.
-constexpr int kDecimals = 4;
-
-std::string num(double v) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", kDecimals, v);
-  return std::string(buf) == "-0.0000" ? "0.0000" : buf;
-}
-
-// A difference with its sign; one too small to show at 4 decimals is not printed as 0.
-std::string signed_num(double v) {
-  if (v == 0) return num(0);
-  constexpr double kSmallest = 0.00005;
-  if (std::fabs(v) < kSmallest) return v > 0 ? "+&lt;0.0001" : "&minus;&lt;0.0001";
-  const std::string n = num(std::fabs(v));
-  return (v > 0 ? "+" : "&minus;") + n;
-}
-
 // The smallest of the four comparisons' differences: positive exactly when the group score
 // counts, its size how far the example is from flipping.
 double margin(const WinogroundScores& s) {
@@ -350,13 +346,13 @@ std::string inequality_row(const std::string& what, const WinogroundScores& s, i
   r << "<tr class=\"" << (ok ? "pass" : "fail") << "\"><td class=\"m\">"
     << (ok ? "<span class=\"ok\" aria-label=\"holds\">&#10003;</span>"
            : "<span class=\"bad\" aria-label=\"fails\">&#10007;</span>")
-    << "</td><th scope=\"row\">" << what << "</th><td>" << pair_name(own_c, own_i) << " " << num(a)
-    << "</td><td class=\"op\">"
+    << "</td><th scope=\"row\">" << what << "</th><td>" << pair_name(own_c, own_i) << " "
+    << browser_number(a) << "</td><td class=\"op\">"
     << (d > 0   ? "&gt;"
         : d < 0 ? "&lt;"
                 : "=")
-    << "</td><td>" << pair_name(other_c, other_i) << " " << num(b) << "</td><td class=\"d\">"
-    << (d == 0 ? "tie" : signed_num(d)) << "</td></tr>";
+    << "</td><td>" << pair_name(other_c, other_i) << " " << browser_number(b)
+    << "</td><td class=\"d\">" << (d == 0 ? "tie" : browser_signed_number(d)) << "</td></tr>";
   return r.str();
 }
 
@@ -372,7 +368,7 @@ std::string comparisons_html(const std::string& model, const WinogroundScores& s
     << "<tr class=\"hd\"><th colspan=\"6\">Image score " << mark(o.image)
     << " <small>each caption must score its own image higher</small></th></tr>"
     << inequality_row("c0", s, 0, 0, 0, 1) << inequality_row("c1", s, 1, 1, 1, 0)
-    << "</table></div><p class=\"outcome\">Margin " << signed_num(margin(s))
+    << "</table></div><p class=\"outcome\">Margin " << browser_signed_number(margin(s))
     << " <small>(the smallest of the four differences; the group score needs all four "
        "positive)</small></p>";
   return h.str();
@@ -496,7 +492,7 @@ std::string example_browser_html(const ExampleBrowser& b) {
       const char* sep = m ? "," : "";
       outcomes += sep + std::to_string(oc[m].bits());
       ties += sep + std::to_string(oc[m].text_ties + oc[m].image_ties);
-      margins += sep + num(margin(b.scores[m][i]));
+      margins += sep + browser_number(margin(b.scores[m][i]));
     }
     h << "<li class=\"ex\" id=\"ex-" << html_escape(ex.id) << "\" data-id=\"" << html_escape(ex.id)
       << "\" data-text=\"" << html_escape(lowercase(ex.captions[0] + " / " + ex.captions[1]))

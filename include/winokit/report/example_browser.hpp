@@ -55,5 +55,9 @@ std::string example_browser_html(const ExampleBrowser& browser);
 // <mark>: the words that moved or changed (of several longest, the one whose words keep their
 // relative place best).
 std::array<std::string, 2> caption_diff_html(const std::string& a, const std::string& b);
+// Every score, difference and margin of the browsers in one format: fixed, 4 decimals, never
+// "-0.0000"; a signed difference too small to show at 4 decimals is "+<0.0001", not 0 (HTML).
+std::string browser_number(double v);
+std::string browser_signed_number(double v);
 
 }  // namespace winokit
