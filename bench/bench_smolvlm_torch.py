@@ -242,82 +242,9 @@ def setup(out, images, size="256m", dtype="bf16"):
 
 
 # ---- the transcription (float32) ----
-def longest_edge_size(height, width, max_len, upper):
-    aspect = width / height
-    if width >= height:
-        width = max_len
-        height = int(width / aspect)
-        if height % 2 != 0:
-            height += 1
-    elif height > width:
-        height = max_len
-        width = int(height * aspect)
-        if width % 2 != 0:
-            width += 1
-    height, width = max(height, 1), max(width, 1)
-    aspect = width / height
-    if width >= height and width > upper:
-        width = upper
-        height = int(width / aspect)
-    elif height > width and height > upper:
-        height = upper
-        width = int(height * aspect)
-    return max(height, 1), max(width, 1)
-
-
-def resize(arr, h, w):
-    return np.array(Image.fromarray(arr).resize((w, h), resample=Image.LANCZOS))
-
-
-def preprocess(pil, pp, split, upper):
-    """make_smolvlm_golden.py's preprocess; `upper`: the processor's cap after the resize (winokit's
-    rule: 1820 for model_type idefics3; the tiles come out the same for 1920x1280 photos)."""
-    arr = np.array(pil.convert("RGB"))
-    M = pp["max_image_size"]["longest_edge"]
-    h, w = longest_edge_size(arr.shape[0], arr.shape[1], pp["size"]["longest_edge"], upper)
-    arr = resize(arr, h, w)
-    rows = cols = 0
-    frames = []
-    if split:
-        height, width = arr.shape[:2]
-        aspect = width / height
-        if width >= height:
-            width = math.ceil(width / M) * M
-            height = math.ceil(int(width / aspect) / M) * M
-        else:
-            height = math.ceil(height / M) * M
-            width = math.ceil(int(height * aspect) / M) * M
-        arr = resize(arr, height, width)
-        if height > M or width > M:
-            rows, cols = math.ceil(height / M), math.ceil(width / M)
-            oh, ow = math.ceil(height / rows), math.ceil(width / cols)
-            for r in range(rows):
-                for c in range(cols):
-                    frames.append(arr[r * oh:min(r * oh + oh, height), c * ow:min(c * ow + ow, width)])
-            arr = resize(arr, M, M)
-    else:
-        arr = resize(arr, M, M)
-    frames.append(arr)
-    mean = np.array(pp["image_mean"], dtype=np.float32)
-    std = np.array(pp["image_std"], dtype=np.float32)
-    out = []
-    for f in frames:
-        x = (f.astype(np.float64) * pp["rescale_factor"]).astype(np.float32)
-        out.append(torch.from_numpy(((x - mean) / std).transpose(2, 0, 1).copy()))
-    return torch.stack(out), rows, cols
-
-
-def image_prompt(rows, cols, seq):
-    img = "<image>" * seq
-    glob = "<fake_token_around_image><global-img>" + img + "<fake_token_around_image>"
-    if rows == 0 and cols == 0:
-        return glob
-    s = ""
-    for r in range(rows):
-        for c in range(cols):
-            s += f"<fake_token_around_image><row_{r + 1}_col_{c + 1}>" + img
-        s += "\n"
-    return s + "\n" + glob
+# The processor is make_smolvlm_golden.py's (preprocess with winokit's cap `upper`: 1820 for
+# model_type idefics3; the tiles come out the same for 1920x1280 photos).
+from make_smolvlm_golden import image_prompt, preprocess  # noqa: E402
 
 
 class Model:
