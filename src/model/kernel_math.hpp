@@ -145,6 +145,9 @@ template <typename O>
 // thread computes which whole element and in which order the elements are visited; each
 // element's fma chain runs over k = 0..K-1 in order, the partial kept in float between slices.
 constexpr int kRowBlock = 48;  // rows whose partial sums are kept at once (8 micro-kernels)
+// A last block of at most one micro-kernel's rows joins the block before it (49 rows: one
+// block, not 48 + 1, which would stream all of B again for a single row).
+constexpr int kMaxRowBlock = kRowBlock + kMicroRows;
 constexpr int kKSlice = 1024;  // k values one pass over the panels takes (64 KB of a panel)
 constexpr int kPackPanels = 32;
 // Where the last K slice of a full panel goes: through the epilogue straight into y (rows
@@ -182,12 +185,12 @@ void matmul_block_t(const float* a, std::size_t lda, int m, const PackedMatrix& 
   const std::size_t width = static_cast<std::size_t>(panel_end - panel_begin) * kPanel;
   const bool pack = panel_end - panel_begin > kPackPanels;
   thread_local std::vector<float> part, packed_a;
-  if (part.size() < kRowBlock * width) part.resize(kRowBlock * width);
-  if (pack && packed_a.size() < static_cast<std::size_t>(kRowBlock) * kKSlice) {
-    packed_a.resize(static_cast<std::size_t>(kRowBlock) * kKSlice);
+  if (part.size() < kMaxRowBlock * width) part.resize(kMaxRowBlock * width);
+  if (pack && packed_a.size() < static_cast<std::size_t>(kMaxRowBlock) * kKSlice) {
+    packed_a.resize(static_cast<std::size_t>(kMaxRowBlock) * kKSlice);
   }
-  for (int i0 = 0; i0 < m; i0 += kRowBlock) {
-    const int rows = m - i0 < kRowBlock ? m - i0 : kRowBlock;
+  for (int i0 = 0, rows = 0; i0 < m; i0 += rows) {
+    rows = m - i0 <= kMaxRowBlock ? m - i0 : kRowBlock;
     if (k == 0)
       std::fill(part.begin(), part.begin() + static_cast<std::ptrdiff_t>(rows * width), 0.0f);
     for (int k0 = 0; k0 < k; k0 += kKSlice) {

@@ -3,12 +3,15 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "kernel_math.hpp"
 
 namespace winokit::detail {
 namespace {
+
+constexpr std::size_t kPrefetchSteps = 64;  // 4 KB of a panel ahead
 
 // 8 floats; the same operations as ScalarOps, lane by lane.
 struct Avx2Ops {
@@ -40,12 +43,29 @@ template <int R, bool Packed>
 inline void micro_rows(const float* a, std::size_t lda, const float* b, int kc, float* part,
                        std::size_t ldp, bool first, const FinalOut* out) {
   __m256 c0[R], c1[R];
+  if (out != nullptr) {
+    // The epilogue's rows of y (read when accumulating, written always) are rarely in cache:
+    // fetch them while the chains run. A hint only; no value changes.
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+      const float* y = out->y + r * out->ldy;
+      _mm_prefetch(reinterpret_cast<const char*>(y), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(y + 15), _MM_HINT_T0);
+    }
+  }
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r) {
     c0[r] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(part + r * ldp);
     c1[r] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(part + r * ldp + 8);
   }
   for (int k = 0; k < kc; ++k) {
+    // B's panel comes from memory when the layer's weights are larger than the caches (RN50's
+    // last stage): ask for its rows kPrefetchSteps ahead. A hint (addresses past the panel's
+    // end included: prefetches never fault); no value changes.
+    _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(b) +
+                                               (static_cast<std::size_t>(k) + kPrefetchSteps) *
+                                                   kPanel * sizeof(float)),
+                 _MM_HINT_T0);
     const __m256 b0 = _mm256_loadu_ps(b + static_cast<std::size_t>(k) * kPanel);
     const __m256 b1 = _mm256_loadu_ps(b + static_cast<std::size_t>(k) * kPanel + 8);
 #pragma GCC unroll 6
