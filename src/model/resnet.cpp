@@ -80,15 +80,30 @@ void run_conv(const Conv& c, const Map& x, Map& y, std::vector<float>& patches, 
     for (int r = 0; r < rows; ++r) {
       const int oh = r / os, ow = r % os;
       float* dst = patches.data() + static_cast<std::size_t>(r) * kk;
+      const int iw0 = ow * c.stride - c.pad;
       for (int kh = 0; kh < c.k; ++kh) {
         const int ih = oh * c.stride + kh - c.pad;
+        const std::size_t span = static_cast<std::size_t>(c.k) * ch;
+        if (ih < 0 || ih >= x.side) {
+          std::fill(dst, dst + span, 0.0f);
+          dst += span;
+          continue;
+        }
+        const float* row = x.data.data() + static_cast<std::size_t>(ih) * x.side * ch;
+        if (c.stride == 1 && iw0 >= 0 && iw0 + c.k <= x.side) {
+          // The k pixels of this patch row are adjacent in the input: one copy.
+          std::memcpy(dst, row + static_cast<std::size_t>(iw0) * ch, span * sizeof(float));
+          dst += span;
+          continue;
+        }
         for (int kw = 0; kw < c.k; ++kw, dst += ch) {
-          const int iw = ow * c.stride + kw - c.pad;
-          if (ih < 0 || ih >= x.side || iw < 0 || iw >= x.side) {
+          const int iw = iw0 + kw;
+          if (iw < 0 || iw >= x.side) {
             std::fill(dst, dst + ch, 0.0f);
           } else {
-            const float* src = x.data.data() + (static_cast<std::size_t>(ih) * x.side + iw) * ch;
-            std::copy(src, src + ch, dst);
+            const float* src = row + static_cast<std::size_t>(iw) * ch;
+            for (std::size_t i = 0; i < ch; ++i)
+              dst[i] = src[i];
           }
         }
       }
@@ -210,8 +225,6 @@ struct ResNetTower::Impl {
           src = &s.pooled;
         }
         run_conv(b.downsample, *src, s.identity, s.patches, false, false);
-      } else {
-        s.identity = s.x;
       }
       run_conv(b.conv1, s.x, s.h1, s.patches, true, false);
       run_conv(b.conv2, s.h1, s.h2, s.patches, true, false);
@@ -220,9 +233,14 @@ struct ResNetTower::Impl {
         avg_pool(s.h2, b.stride, s.pooled);
         mid = &s.pooled;
       }
-      // conv3 adds the identity, then the final ReLU.
-      run_conv(b.conv3, *mid, s.identity, s.patches, true, true);
-      std::swap(s.x, s.identity);
+      // conv3 adds the identity, then the final ReLU: onto the downsample branch's output, or
+      // in place onto x itself (conv3 reads only `mid`).
+      if (b.has_downsample) {
+        run_conv(b.conv3, *mid, s.identity, s.patches, true, true);
+        std::swap(s.x, s.identity);
+      } else {
+        run_conv(b.conv3, *mid, s.x, s.patches, true, true);
+      }
     }
     std::copy(s.x.data.begin(), s.x.data.end(), positions);
   }
