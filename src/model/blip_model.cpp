@@ -370,9 +370,8 @@ void cross_attention(const float* q, int width, int heads, const std::vector<Cro
       scores.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(m));
       detail::matmul_block(q + g.row0 * w + h * static_cast<std::size_t>(d), w, n, keys, 0,
                            keys.panels(), scores.data(), static_cast<std::size_t>(m), scaled);
-      for (int i = 0; i < n; ++i)
-        detail::softmax_inplace(scores.data() + static_cast<std::size_t>(i) * m,
-                                static_cast<std::size_t>(m));
+      detail::softmax_rows(scores.data(), static_cast<std::size_t>(m), n,
+                           static_cast<std::size_t>(m));
       values_t.pack_transposed(kbase + w, d, m, kv_stride);
       detail::matmul_block(scores.data(), static_cast<std::size_t>(m), n, values_t, 0,
                            values_t.panels(), out + g.row0 * w + h * static_cast<std::size_t>(d), w,

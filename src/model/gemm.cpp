@@ -94,6 +94,43 @@ void softmax_inplace(float* row, std::size_t n) {
     row[j] *= inv;
 }
 
+void softmax_rows(float* x, std::size_t ld, int rows, std::size_t n) {
+  constexpr int kLanes = 8;
+  int i = 0;
+  if (n > 0) {
+    for (; i + kLanes <= rows; i += kLanes) {
+      float* r[kLanes];
+      float mx[kLanes], sum[kLanes];
+      for (int l = 0; l < kLanes; ++l) {
+        r[l] = x + static_cast<std::size_t>(i + l) * ld;
+        mx[l] = r[l][0];
+        sum[l] = 0;
+      }
+      // Each row's max and sum in index order, as softmax_inplace; eight chains at once.
+      for (std::size_t j = 1; j < n; ++j) {
+        for (int l = 0; l < kLanes; ++l)
+          mx[l] = std::max(mx[l], r[l][j]);
+      }
+      for (int l = 0; l < kLanes; ++l) {
+        for (std::size_t j = 0; j < n; ++j)
+          r[l][j] -= mx[l];
+        exp_inplace(r[l], n);
+      }
+      for (std::size_t j = 0; j < n; ++j) {
+        for (int l = 0; l < kLanes; ++l)
+          sum[l] += r[l][j];
+      }
+      for (int l = 0; l < kLanes; ++l) {
+        const float inv = 1.0f / sum[l];
+        for (std::size_t j = 0; j < n; ++j)
+          r[l][j] *= inv;
+      }
+    }
+  }
+  for (; i < rows; ++i)
+    softmax_inplace(x + static_cast<std::size_t>(i) * ld, n);
+}
+
 struct Linear::Impl {
   PackedMatrix weights;
   std::vector<float> bias;
@@ -238,11 +275,14 @@ void attention(const float* qkv, const std::vector<std::size_t>& offsets,
       scores.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
       matmul_block(base, stride, n, keys, 0, keys.panels(), scores.data(),
                    static_cast<std::size_t>(n), scaled);
-      for (int i = 0; i < n; ++i) {
-        float* row = scores.data() + static_cast<std::size_t>(i) * static_cast<std::size_t>(n);
-        const int count = causal ? i + 1 : n;
-        softmax_inplace(row, static_cast<std::size_t>(count));
-        std::fill(row + count, row + n, 0.0f);
+      if (causal) {
+        for (int i = 0; i < n; ++i) {
+          float* row = scores.data() + static_cast<std::size_t>(i) * static_cast<std::size_t>(n);
+          softmax_inplace(row, static_cast<std::size_t>(i + 1));
+          std::fill(row + i + 1, row + n, 0.0f);
+        }
+      } else {
+        softmax_rows(scores.data(), static_cast<std::size_t>(n), n, static_cast<std::size_t>(n));
       }
       // out [n, d] = P [n, n] V [n, d]: V^T [d, n] as the "weights".
       values_t.pack_transposed(base + 2 * static_cast<std::size_t>(width), d, n, stride);
@@ -264,24 +304,57 @@ void attention_fixed(const float* qkv, int seqs, int len, int width, int heads, 
   attention(qkv, offsets, lengths, width, heads, causal, out);
 }
 
+namespace {
+
+// LayerNorm of L rows at once: each row's mean and variance in double in index order, as
+// PyTorch's definition; the rows' chains interleaved so that their latencies overlap.
+template <int L>
+void layer_norm_rows(const float* x, int width, const float* g, const float* b, double eps,
+                     float* y) {
+  double mean[L], var[L];
+  for (int l = 0; l < L; ++l)
+    mean[l] = 0;
+  for (int i = 0; i < width; ++i) {
+    for (int l = 0; l < L; ++l)
+      mean[l] += x[static_cast<std::size_t>(l) * width + i];
+  }
+  for (int l = 0; l < L; ++l) {
+    mean[l] /= width;
+    var[l] = 0;
+  }
+  for (int i = 0; i < width; ++i) {
+    for (int l = 0; l < L; ++l) {
+      const double v = x[static_cast<std::size_t>(l) * width + i] - mean[l];
+      var[l] += v * v;
+    }
+  }
+  for (int l = 0; l < L; ++l) {
+    var[l] /= width;
+    const double inv = 1.0 / std::sqrt(var[l] + eps);
+    const float* in = x + static_cast<std::size_t>(l) * width;
+    float* out = y + static_cast<std::size_t>(l) * width;
+    for (int i = 0; i < width; ++i)
+      out[i] = static_cast<float>((in[i] - mean[l]) * inv * g[i] + b[i]);
+  }
+}
+
+}  // namespace
+
 void layer_norm(const float* x, std::size_t rows, int width, const std::vector<float>& g,
                 const std::vector<float>& b, double eps, float* y) {
+  constexpr std::size_t kLanes = 4;
+  const std::size_t groups = (rows + kLanes - 1) / kLanes;
 #pragma omp parallel for schedule(static)
-  for (std::size_t r = 0; r < rows; ++r) {
-    const float* in = x + r * width;
-    float* out = y + r * width;
-    double mean = 0;
-    for (int i = 0; i < width; ++i)
-      mean += in[i];
-    mean /= width;
-    double var = 0;
-    for (int i = 0; i < width; ++i)
-      var += (in[i] - mean) * (in[i] - mean);
-    var /= width;
-    const double inv = 1.0 / std::sqrt(var + eps);
-    for (int i = 0; i < width; ++i) {
-      out[i] = static_cast<float>((in[i] - mean) * inv * g[static_cast<std::size_t>(i)] +
-                                  b[static_cast<std::size_t>(i)]);
+  for (std::size_t gi = 0; gi < groups; ++gi) {
+    const std::size_t r0 = gi * kLanes;
+    const std::size_t off = r0 * static_cast<std::size_t>(width);
+    if (rows - r0 >= kLanes) {
+      layer_norm_rows<kLanes>(x + off, width, g.data(), b.data(), eps, y + off);
+    } else {
+      for (std::size_t r = r0; r < rows; ++r) {
+        const std::size_t o = r * static_cast<std::size_t>(width);
+        layer_norm_rows<1>(x + o, width, g.data(), b.data(), eps, y + o);
+      }
     }
   }
 }

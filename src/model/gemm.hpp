@@ -17,6 +17,10 @@ namespace winokit::detail {
 // In-place softmax of row[0..n): the max subtracted, exp (kernels.hpp's, the same bits on every
 // CPU), the sum in index order, then each value times 1 / sum.
 void softmax_inplace(float* row, std::size_t n);
+// softmax_inplace of each of `rows` rows of n values, ld apart: the same operations on every
+// row, so the same bits; the max and sum chains of several rows are interleaved so that their
+// latencies overlap.
+void softmax_rows(float* x, std::size_t ld, int rows, std::size_t n);
 
 enum class PostOp { None, QuickGelu, Gelu, GeluTanh };  // GeluTanh: GPT-2's gelu_new
 

@@ -359,9 +359,8 @@ void attend(const float* q, std::size_t ldq, int nq, const float* k, const float
   s.scores.resize(static_cast<std::size_t>(nq) * static_cast<std::size_t>(nk));
   detail::matmul_block(q, ldq, nq, s.keys, 0, s.keys.panels(), s.scores.data(),
                        static_cast<std::size_t>(nk), scaled);
-  for (int i = 0; i < nq; ++i)
-    detail::softmax_inplace(s.scores.data() + static_cast<std::size_t>(i) * nk,
-                            static_cast<std::size_t>(nk));
+  detail::softmax_rows(s.scores.data(), static_cast<std::size_t>(nk), nq,
+                       static_cast<std::size_t>(nk));
   s.values_t.pack_transposed(v, d, nk, ldkv);
   detail::matmul_block(s.scores.data(), static_cast<std::size_t>(nk), nq, s.values_t, 0,
                        s.values_t.panels(), out, ldo, plain);

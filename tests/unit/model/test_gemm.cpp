@@ -194,6 +194,55 @@ TEST(Kernels, ExpIsAccurateAndTheSameOnEveryKernel) {
   }
 }
 
+// softmax_rows interleaves rows' chains; each row must get softmax_inplace's bits, whatever the
+// row count (groups of 8 and the rest) and the row length.
+TEST(Kernels, SoftmaxRowsGivesEachRowTheBitsOfOneRowAlone) {
+  for (std::size_t n : {1u, 7u, 64u, 577u}) {
+    for (int rows : {1, 7, 8, 9, 17}) {
+      const std::size_t ld = n + 3;
+      auto x = random_vector(static_cast<std::size_t>(rows) * ld, 40 + n, 12.0);
+      auto one = x;
+      detail::softmax_rows(x.data(), ld, rows, n);
+      for (int r = 0; r < rows; ++r) {
+        float* row = one.data() + static_cast<std::size_t>(r) * ld;
+        detail::softmax_inplace(row, n);
+        ASSERT_TRUE(same_bits(row, x.data() + static_cast<std::size_t>(r) * ld, ld))
+            << "n " << n << " rows " << rows << " row " << r;
+      }
+    }
+  }
+}
+
+// layer_norm normalises rows in groups; a row's bits do not depend on how many rows share the
+// call, and match the plain double-precision definition.
+TEST(Kernels, LayerNormRowsDoNotDependOnTheirNeighbours) {
+  constexpr int kWidth = 37;
+  const auto g = random_vector(kWidth, 50), b = random_vector(kWidth, 51);
+  const auto x = random_vector(11 * kWidth, 52, 3.0);
+  std::vector<float> all(x.size());
+  detail::layer_norm(x.data(), 11, kWidth, g, b, 1e-5, all.data());
+  for (std::size_t r = 0; r < 11; ++r) {
+    std::vector<float> one(kWidth);
+    detail::layer_norm(x.data() + r * kWidth, 1, kWidth, g, b, 1e-5, one.data());
+    ASSERT_TRUE(same_bits(one.data(), all.data() + r * kWidth, kWidth)) << "row " << r;
+    double mean = 0, var = 0;
+    for (int i = 0; i < kWidth; ++i)
+      mean += x[r * kWidth + i];
+    mean /= kWidth;
+    for (int i = 0; i < kWidth; ++i)
+      var += (x[r * kWidth + i] - mean) * (x[r * kWidth + i] - mean);
+    var /= kWidth;
+    for (int i = 0; i < kWidth; ++i) {
+      const double want = (x[r * kWidth + i] - mean) / std::sqrt(var + 1e-5) * g[i] + b[i];
+      ASSERT_NEAR(all[r * kWidth + i], want, 1e-5);
+    }
+  }
+  // In place, as the models call it.
+  auto inplace = x;
+  detail::layer_norm(inplace.data(), 11, kWidth, g, b, 1e-5, inplace.data());
+  ASSERT_TRUE(same_bits(inplace.data(), all.data(), all.size()));
+}
+
 // Plain double-precision attention for one (sequence, head).
 double reference_attention(const std::vector<float>& qkv, std::size_t offset, int len, int width,
                            int heads, int h, int i, int k, bool causal) {
