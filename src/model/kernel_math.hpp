@@ -166,6 +166,8 @@ namespace winokit::detail {
 namespace {
 
 // matmul_block (kernels.hpp) over a micro-kernel implementation Impl:
+//   Impl::kPanels: the panels one micro-kernel call computes (1, or 2 with the micro-kernel
+//     taking the panel stride, the number of panels np and one `out` per panel);
 //   Impl::micro<Packed>(rows, a, lda, b, kc, part, ldp, first, out): part[r][0..16) (= 0 when
 //     first) gets the fma chain over the slice, for rows <= 6, with the panel slice b as
 //     [kc][16] and row r's value at step k at a[k * 6 + r] (Packed) or a[r * lda + k] (read in
@@ -184,7 +186,7 @@ void matmul_block_t(const float* a, std::size_t lda, int m, const PackedMatrix& 
   if (m <= 0 || panel_begin >= panel_end) return;
   const std::size_t width = static_cast<std::size_t>(panel_end - panel_begin) * kPanel;
   const bool pack = panel_end - panel_begin > kPackPanels;
-  thread_local std::vector<float> part, packed_a;
+  thread_local AlignedFloats part, packed_a;
   if (part.size() < kMaxRowBlock * width) part.resize(kMaxRowBlock * width);
   if (pack && packed_a.size() < static_cast<std::size_t>(kMaxRowBlock) * kKSlice) {
     packed_a.resize(static_cast<std::size_t>(kMaxRowBlock) * kKSlice);
@@ -211,23 +213,39 @@ void matmul_block_t(const float* a, std::size_t lda, int m, const PackedMatrix& 
         }
       }
       const bool last = k0 + kc >= k;
-      for (int p = panel_begin; p < panel_end; ++p) {
+      for (int p = panel_begin; p < panel_end; p += Impl::kPanels) {
+        const int np = panel_end - p < Impl::kPanels ? panel_end - p : Impl::kPanels;
         const float* bp = b.panel(p) + static_cast<std::size_t>(k0) * kPanel;
         float* pp = part.data() + static_cast<std::size_t>(p - panel_begin) * kPanel;
-        const int j0 = p * kPanel;
-        const bool fused = last && n - j0 >= kPanel;
         for (int r = 0; r < rows; r += kMicroRows) {
           const int count = rows - r < kMicroRows ? rows - r : kMicroRows;
           float* dst = pp + static_cast<std::size_t>(r) * width;
-          const FinalOut out{&ep, ep.bias != nullptr ? ep.bias + j0 : nullptr,
-                             y + static_cast<std::size_t>(i0 + r) * ldy + j0, ldy};
-          if (pack) {
-            Impl::template micro<true>(count, packed_a.data() + static_cast<std::size_t>(r) * kc,
-                                       kMicroRows, bp, kc, dst, width, k0 == 0,
-                                       fused ? &out : nullptr);
+          FinalOut outs[Impl::kPanels];
+          const FinalOut* fused[Impl::kPanels];
+          for (int q = 0; q < np; ++q) {
+            const int j0 = (p + q) * kPanel;
+            outs[q] = FinalOut{&ep, ep.bias != nullptr ? ep.bias + j0 : nullptr,
+                               y + static_cast<std::size_t>(i0 + r) * ldy + j0, ldy};
+            fused[q] = last && n - j0 >= kPanel ? &outs[q] : nullptr;
+          }
+          const float* ar = pack ? packed_a.data() + static_cast<std::size_t>(r) * kc
+                                 : a + static_cast<std::size_t>(i0 + r) * lda + k0;
+          const std::size_t ld = pack ? kMicroRows : lda;
+          if constexpr (Impl::kPanels == 1) {
+            if (pack) {
+              Impl::template micro<true>(count, ar, ld, bp, kc, dst, width, k0 == 0, fused[0]);
+            } else {
+              Impl::template micro<false>(count, ar, ld, bp, kc, dst, width, k0 == 0, fused[0]);
+            }
           } else {
-            Impl::template micro<false>(count, a + static_cast<std::size_t>(i0 + r) * lda + k0, lda,
-                                        bp, kc, dst, width, k0 == 0, fused ? &out : nullptr);
+            const std::size_t panel_stride = static_cast<std::size_t>(k) * kPanel;
+            if (pack) {
+              Impl::template micro<true>(count, ar, ld, bp, panel_stride, np, kc, dst, width,
+                                         k0 == 0, fused);
+            } else {
+              Impl::template micro<false>(count, ar, ld, bp, panel_stride, np, kc, dst, width,
+                                          k0 == 0, fused);
+            }
           }
         }
       }

@@ -1,6 +1,6 @@
 // Packing, CPU dispatch and the portable micro-kernel (kernels.hpp). The AVX2 + FMA kernel is in
-// kernels_avx2.cpp; both run the same operations per element, so the dispatch changes the speed
-// and never the bits.
+// kernels_avx2.cpp, the AVX-512 one in kernels_avx512.cpp; all run the same operations per
+// element, so the dispatch changes the speed and never the bits.
 #include "kernels.hpp"
 
 #include <algorithm>
@@ -15,33 +15,51 @@ namespace winokit::detail {
 void matmul_block_avx2(const float* a, std::size_t lda, int m, const PackedMatrix& b,
                        int panel_begin, int panel_end, float* y, std::size_t ldy,
                        const Epilogue& ep);
+void matmul_block_avx512(const float* a, std::size_t lda, int m, const PackedMatrix& b,
+                         int panel_begin, int panel_end, float* y, std::size_t ldy,
+                         const Epilogue& ep);
 void apply_activation_avx2(Activation act, float* x, std::size_t n);
 void exp_inplace_avx2(float* x, std::size_t n);
 
 namespace {
 
-bool cpu_has_avx2_fma() {
+enum class Isa { Portable, Avx2, Avx512 };
+
+// What this CPU (and its operating system) runs; __builtin_cpu_supports checks both.
+Isa cpu_isa() {
 #if defined(__x86_64__) || defined(__i386__)
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
+  static const Isa isa = [] {
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return Isa::Portable;
+    return __builtin_cpu_supports("avx512f") ? Isa::Avx512 : Isa::Avx2;
+  }();
+  return isa;
 #else
-  return false;
+  return Isa::Portable;
 #endif
 }
 
-// WINOKIT_KERNEL=portable runs the portable kernel on any CPU (to check that the bits agree).
-bool portable_from_environment() {
+// WINOKIT_KERNEL=portable runs the portable kernel on any CPU, WINOKIT_KERNEL=avx2 the AVX2 one
+// on an AVX-512 CPU (to check that the bits agree); the kernels never run above the CPU's ISA.
+Isa isa_from_environment() {
   const char* v = std::getenv("WINOKIT_KERNEL");
-  return v != nullptr && std::string(v) == "portable";
+  const std::string want = v != nullptr ? v : "";
+  if (want == "portable") return Isa::Portable;
+  if (want == "avx2") return std::min(cpu_isa(), Isa::Avx2);
+  return cpu_isa();
 }
 
-std::atomic<bool> portable_forced{portable_from_environment()};
+std::atomic<Isa> active_isa{isa_from_environment()};
+
+Isa isa() {
+  return active_isa.load(std::memory_order_relaxed);
+}
 
 bool has_avx2_fma() {
-  return cpu_has_avx2_fma() && !portable_forced.load(std::memory_order_relaxed);
+  return isa() >= Isa::Avx2;
 }
 
 struct PortableKernel {
+  static constexpr int kPanels = 1;
   template <bool Packed>
   static void micro(int rows, const float* a, std::size_t lda, const float* b, int kc, float* part,
                     std::size_t ldp, bool first, const FinalOut* out) {
@@ -120,7 +138,10 @@ void PackedMatrix::pack_transposed(const float* w, int n, int k, std::size_t col
 
 void matmul_block(const float* a, std::size_t lda, int m, const PackedMatrix& b, int panel_begin,
                   int panel_end, float* y, std::size_t ldy, const Epilogue& ep) {
-  if (has_avx2_fma()) {
+  const Isa now = isa();
+  if (now == Isa::Avx512) {
+    matmul_block_avx512(a, lda, m, b, panel_begin, panel_end, y, ldy, ep);
+  } else if (now == Isa::Avx2) {
     matmul_block_avx2(a, lda, m, b, panel_begin, panel_end, y, ldy, ep);
   } else {
     matmul_block_t<PortableKernel>(a, lda, m, b, panel_begin, panel_end, y, ldy, ep);
@@ -151,11 +172,24 @@ float exp_float(float x) {
 }
 
 void force_portable_kernel(bool on) {
-  portable_forced.store(on || portable_from_environment(), std::memory_order_relaxed);
+  active_isa.store(on ? Isa::Portable : isa_from_environment(), std::memory_order_relaxed);
+}
+
+void force_avx2_kernel(bool on) {
+  active_isa.store(on ? std::min(cpu_isa(), Isa::Avx2) : isa_from_environment(),
+                   std::memory_order_relaxed);
 }
 
 std::string kernel_isa() {
-  return has_avx2_fma() ? "avx2-fma" : "portable-fma";
+  switch (isa()) {
+    case Isa::Avx512:
+      return "avx512f-fma";
+    case Isa::Avx2:
+      return "avx2-fma";
+    case Isa::Portable:
+      break;
+  }
+  return "portable-fma";
 }
 
 }  // namespace winokit::detail

@@ -9,8 +9,8 @@
 //   order), then * scale, + bias[j], + y_old (accumulate), then the activation;
 // - the chain is never split (no K partitioning across threads), the row and column blocking
 //   only decides which thread computes a whole element;
-// - the AVX2+FMA micro-kernel and the portable one (std::fma, for CPUs without FMA) run the same
-//   operations, and FMA is exactly rounded, so the bits are the same on every CPU.
+// - the AVX-512 and AVX2+FMA micro-kernels and the portable one (std::fma, for CPUs without FMA)
+//   run the same operations, and FMA is exactly rounded, so the bits are the same on every CPU.
 // The element-wise functions are written once as templates over a scalar float and an
 // 8-lane AVX2 vector with the same operation sequence, so a column tail computed one element at
 // a time gets the bits the vector lanes would have given.
@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstddef>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,28 @@ namespace winokit::detail {
 // micro-kernel call computes.
 constexpr int kPanel = 16;
 constexpr int kMicroRows = 6;
+
+// Storage on 64-byte boundaries (a cache line): a panel row is then one line, and the kernels'
+// vector loads never straddle two.
+template <typename T>
+struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlign{64};
+  CacheLineAllocator() = default;
+  template <typename U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, kAlign); }
+  template <typename U>
+  bool operator==(const CacheLineAllocator<U>&) const noexcept {
+    return true;
+  }
+  template <typename U>
+  bool operator!=(const CacheLineAllocator<U>&) const noexcept {
+    return false;
+  }
+};
+using AlignedFloats = std::vector<float, CacheLineAllocator<float>>;
 
 // B^T packed for the micro-kernel: the [n, k] matrix W (y = x W^T) as ceil(n / 16) panels of
 // [k][16] floats, zero beyond n.
@@ -51,7 +74,7 @@ class PackedMatrix {
   std::size_t bytes() const { return data_.size() * sizeof(float); }
 
  private:
-  std::vector<float> data_;
+  AlignedFloats data_;
   int n_ = 0, k_ = 0;
 };
 
@@ -84,9 +107,12 @@ void exp_inplace(float* x, std::size_t n);
 // exp of one float, same bits as exp_inplace.
 float exp_float(float x);
 
-// Which micro-kernel this CPU runs ("avx2-fma" or "portable-fma"); both give the same bits.
+// Which micro-kernel this CPU runs ("avx512f-fma", "avx2-fma" or "portable-fma"); all give the
+// same bits. WINOKIT_KERNEL=avx2 or =portable chooses a lower one.
 std::string kernel_isa();
 // Tests: run the portable kernel even where AVX2 + FMA is present (to compare the bits).
 void force_portable_kernel(bool on);
+// Tests: run the AVX2 kernel where AVX-512 is present (on other CPUs: what they run anyway).
+void force_avx2_kernel(bool on);
 
 }  // namespace winokit::detail

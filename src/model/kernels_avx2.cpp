@@ -1,40 +1,13 @@
 // The AVX2 + FMA micro-kernel and epilogue (kernels.hpp); this file alone is compiled with
 // -mavx2 -mfma and is called only on CPUs that have both.
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
-#include "kernel_math.hpp"
+#include "kernel_avx2_ops.hpp"
 
 namespace winokit::detail {
 namespace {
-
-constexpr std::size_t kPrefetchSteps = 64;  // 4 KB of a panel ahead
-
-// 8 floats; the same operations as ScalarOps, lane by lane.
-struct Avx2Ops {
-  using V = __m256;
-  static V set(float x) { return _mm256_set1_ps(x); }
-  static V add(V a, V b) { return _mm256_add_ps(a, b); }
-  static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
-  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
-  static V div(V a, V b) { return _mm256_div_ps(a, b); }
-  static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-  static V floor(V a) { return _mm256_floor_ps(a); }
-  static V min(V a, V b) { return _mm256_min_ps(a, b); }
-  static V max(V a, V b) { return _mm256_max_ps(a, b); }
-  static V pow2(V n) {
-    const __m256i bits =
-        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127)), 23);
-    return _mm256_castsi256_ps(bits);
-  }
-  static V select_nonneg(V a, V x, V y) {
-    return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_GE_OQ));
-  }
-  static V abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
-};
 
 // Row r's value at step k: a[k * 6 + r] when Packed, else a[r * lda + k]. The chains go to
 // part[r * ldp ..] or, with `out` (the last K slice of a full panel), through the epilogue
@@ -45,13 +18,10 @@ inline void micro_rows(const float* a, std::size_t lda, const float* b, int kc, 
   __m256 c0[R], c1[R];
   if (out != nullptr) {
     // The epilogue's rows of y (read when accumulating, written always) are rarely in cache:
-    // fetch them while the chains run. A hint only; no value changes.
+    // fetch them while the chains run.
 #pragma GCC unroll 6
-    for (int r = 0; r < R; ++r) {
-      const float* y = out->y + r * out->ldy;
-      _mm_prefetch(reinterpret_cast<const char*>(y), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(y + 15), _MM_HINT_T0);
-    }
+    for (int r = 0; r < R; ++r)
+      prefetch_out_row(out->y + r * out->ldy);
   }
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r) {
@@ -59,13 +29,9 @@ inline void micro_rows(const float* a, std::size_t lda, const float* b, int kc, 
     c1[r] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(part + r * ldp + 8);
   }
   for (int k = 0; k < kc; ++k) {
-    // B's panel comes from memory when the layer's weights are larger than the caches (RN50's
-    // last stage): ask for its rows kPrefetchSteps ahead. A hint (addresses past the panel's
-    // end included: prefetches never fault); no value changes.
-    _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(b) +
-                                               (static_cast<std::size_t>(k) + kPrefetchSteps) *
-                                                   kPanel * sizeof(float)),
-                 _MM_HINT_T0);
+    // B's panel comes from memory when a layer's weights are larger than the caches (RN50's
+    // last stage).
+    prefetch_panel_ahead(b, k);
     const __m256 b0 = _mm256_loadu_ps(b + static_cast<std::size_t>(k) * kPanel);
     const __m256 b1 = _mm256_loadu_ps(b + static_cast<std::size_t>(k) * kPanel + 8);
 #pragma GCC unroll 6
@@ -99,6 +65,7 @@ inline void micro_rows(const float* a, std::size_t lda, const float* b, int kc, 
 }
 
 struct Avx2Kernel {
+  static constexpr int kPanels = 1;
   template <bool Packed>
   static void micro(int rows, const float* a, std::size_t lda, const float* b, int kc, float* part,
                     std::size_t ldp, bool first, const FinalOut* out) {
@@ -125,16 +92,7 @@ struct Avx2Kernel {
   }
   static void epilogue(const Epilogue& ep, const float* part, const float* bias, float* y,
                        int cols) {
-    int j = 0;
-    for (; j + 8 <= cols; j += 8) {
-      const __m256 bv = bias != nullptr ? _mm256_loadu_ps(bias + j) : _mm256_setzero_ps();
-      const __m256 old = ep.accumulate ? _mm256_loadu_ps(y + j) : _mm256_setzero_ps();
-      _mm256_storeu_ps(y + j, epilogue_t<Avx2Ops>(ep, _mm256_loadu_ps(part + j), bv, old));
-    }
-    for (; j < cols; ++j) {
-      y[j] = epilogue_t<ScalarOps>(ep, part[j], bias != nullptr ? bias[j] : 0.0f,
-                                   ep.accumulate ? y[j] : 0.0f);
-    }
+    avx2_epilogue(ep, part, bias, y, cols);
   }
 };
 

@@ -64,6 +64,55 @@ struct Map {
   }
 };
 
+// Output pixels [r0, r1) of a convolution's im2col matrix: row r - r0 of `dst` holds pixel r's
+// (kh, kw, ic) patch, zeros where it overlaps the padding.
+void im2col(const Conv& c, const Map& x, int os, int r0, int r1, float* dst) {
+  const std::size_t ch = static_cast<std::size_t>(c.in);
+  const std::size_t span = static_cast<std::size_t>(c.k) * ch;
+  for (int r = r0; r < r1; ++r) {
+    const int oh = r / os, ow = r % os;
+    const int iw0 = ow * c.stride - c.pad;
+    for (int kh = 0; kh < c.k; ++kh) {
+      const int ih = oh * c.stride + kh - c.pad;
+      if (ih < 0 || ih >= x.side) {
+        std::fill(dst, dst + span, 0.0f);
+        dst += span;
+        continue;
+      }
+      const float* row = x.data.data() + static_cast<std::size_t>(ih) * x.side * ch;
+      if (c.stride == 1 && iw0 >= 0 && iw0 + c.k <= x.side) {
+        // The k pixels of this patch row are adjacent in the input: one copy.
+        std::memcpy(dst, row + static_cast<std::size_t>(iw0) * ch, span * sizeof(float));
+        dst += span;
+        continue;
+      }
+      for (int kw = 0; kw < c.k; ++kw, dst += ch) {
+        const int iw = iw0 + kw;
+        if (iw < 0 || iw >= x.side) {
+          std::fill(dst, dst + ch, 0.0f);
+        } else {
+          const float* src = row + static_cast<std::size_t>(iw) * ch;
+          for (std::size_t i = 0; i < ch; ++i)
+            dst[i] = src[i];
+        }
+      }
+    }
+  }
+}
+
+// When one thread runs the whole image, im2col and the product go chunk by chunk, each chunk's
+// patches about this size, so that they are still in the core's cache when the product reads
+// them; a chunk is whole row blocks of the kernels (48 rows) and a short tail joins the chunk
+// before it.
+constexpr std::size_t kConvChunkBytes = 384 << 10;
+constexpr int kConvChunkAlign = 48;
+
+int conv_chunk_rows(std::size_t patch_floats) {
+  const std::size_t fit = kConvChunkBytes / (patch_floats * sizeof(float));
+  const int aligned = static_cast<int>(fit / kConvChunkAlign) * kConvChunkAlign;
+  return std::max(kConvChunkAlign, aligned);
+}
+
 // y = relu?(conv(x) + bias (+ y when accumulate)); `patches` is scratch for im2col.
 void run_conv(const Conv& c, const Map& x, Map& y, std::vector<float>& patches, bool relu,
               bool accumulate) {
@@ -71,51 +120,33 @@ void run_conv(const Conv& c, const Map& x, Map& y, std::vector<float>& patches, 
   if (!accumulate) y.resize(os, c.out);
   const int rows = os * os;
   const std::size_t kk = static_cast<std::size_t>(c.k) * c.k * c.in;
-  const float* a = x.data.data();
-  std::size_t lda = static_cast<std::size_t>(c.in);
-  if (c.k != 1 || c.stride != 1) {
-    patches.resize(static_cast<std::size_t>(rows) * kk);
-    const std::size_t ch = static_cast<std::size_t>(c.in);
-#pragma omp parallel for schedule(static) if (!omp_in_parallel())
-    for (int r = 0; r < rows; ++r) {
-      const int oh = r / os, ow = r % os;
-      float* dst = patches.data() + static_cast<std::size_t>(r) * kk;
-      const int iw0 = ow * c.stride - c.pad;
-      for (int kh = 0; kh < c.k; ++kh) {
-        const int ih = oh * c.stride + kh - c.pad;
-        const std::size_t span = static_cast<std::size_t>(c.k) * ch;
-        if (ih < 0 || ih >= x.side) {
-          std::fill(dst, dst + span, 0.0f);
-          dst += span;
-          continue;
-        }
-        const float* row = x.data.data() + static_cast<std::size_t>(ih) * x.side * ch;
-        if (c.stride == 1 && iw0 >= 0 && iw0 + c.k <= x.side) {
-          // The k pixels of this patch row are adjacent in the input: one copy.
-          std::memcpy(dst, row + static_cast<std::size_t>(iw0) * ch, span * sizeof(float));
-          dst += span;
-          continue;
-        }
-        for (int kw = 0; kw < c.k; ++kw, dst += ch) {
-          const int iw = iw0 + kw;
-          if (iw < 0 || iw >= x.side) {
-            std::fill(dst, dst + ch, 0.0f);
-          } else {
-            const float* src = row + static_cast<std::size_t>(iw) * ch;
-            for (std::size_t i = 0; i < ch; ++i)
-              dst[i] = src[i];
-          }
-        }
-      }
-    }
-    a = patches.data();
-    lda = kk;
-  }
+  const std::size_t ldy = static_cast<std::size_t>(c.out);
   Epilogue ep;
   ep.bias = c.bias.data();
   ep.activation = relu ? Activation::Relu : Activation::None;
   ep.accumulate = accumulate;
-  matmul(a, lda, rows, c.weights, y.data.data(), static_cast<std::size_t>(c.out), ep);
+  if (c.k == 1 && c.stride == 1) {
+    matmul(x.data.data(), static_cast<std::size_t>(c.in), rows, c.weights, y.data.data(), ldy, ep);
+    return;
+  }
+  if (omp_in_parallel()) {
+    // This thread runs the image alone: im2col and multiply chunk by chunk. Rows are
+    // independent (kernels.hpp), so chunking changes no value.
+    const int chunk = conv_chunk_rows(kk);
+    patches.resize(static_cast<std::size_t>(std::min(rows, chunk + chunk / 2)) * kk);
+    for (int r0 = 0, r1 = 0; r0 < rows; r0 = r1) {
+      r1 = rows - r0 <= chunk + chunk / 2 ? rows : r0 + chunk;
+      im2col(c, x, os, r0, r1, patches.data());
+      matmul(patches.data(), kk, r1 - r0, c.weights,
+             y.data.data() + static_cast<std::size_t>(r0) * ldy, ldy, ep);
+    }
+    return;
+  }
+  patches.resize(static_cast<std::size_t>(rows) * kk);
+#pragma omp parallel for schedule(static)
+  for (int r = 0; r < rows; ++r)
+    im2col(c, x, os, r, r + 1, patches.data() + static_cast<std::size_t>(r) * kk);
+  matmul(patches.data(), kk, rows, c.weights, y.data.data(), ldy, ep);
 }
 
 // Average pooling with kernel = stride = s, no padding (nn.AvgPool2d(s)): the window summed in

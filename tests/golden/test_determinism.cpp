@@ -451,7 +451,9 @@ TEST(DeterminismAllFamilies, LlavaOnevisionImageFeaturesAndQuestionLogits) {
 
 TEST(DeterminismAllFamilies, ProvenanceNamesTheKernels) {
   EXPECT_EQ(kernel_version(), "winokit-kernels-1");
-  EXPECT_TRUE(kernel_isa() == "avx2-fma" || kernel_isa() == "portable-fma") << kernel_isa();
+  EXPECT_TRUE(kernel_isa() == "avx512f-fma" || kernel_isa() == "avx2-fma" ||
+              kernel_isa() == "portable-fma")
+      << kernel_isa();
   EXPECT_NE(cpu_description(), "");
   const auto vit = ClipModel::load(kGolden + "models/tiny-quickgelu-hf");
   EXPECT_EQ(vit.compute_signature(), kernel_version());

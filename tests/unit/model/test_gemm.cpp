@@ -37,6 +37,16 @@ struct KernelSettings {
   }
 };
 
+// The kernels a test compares: the one the CPU picks, AVX2 (where the CPU picks AVX-512) and the
+// portable one.
+enum class Kernel { Dispatched, Avx2, Portable };
+const char* use_kernel(Kernel k) {
+  detail::force_portable_kernel(false);
+  if (k == Kernel::Avx2) detail::force_avx2_kernel(true);
+  if (k == Kernel::Portable) detail::force_portable_kernel(true);
+  return k == Kernel::Dispatched ? "dispatched" : k == Kernel::Avx2 ? "avx2" : "portable";
+}
+
 TEST(Gemm, MatchesPlainReferenceAndRowsDoNotDependOnM) {
   constexpr int kN = 96, kK = 200;
   auto w = random_vector(kN * kK, 1), b = random_vector(kN, 2);
@@ -61,7 +71,7 @@ TEST(Gemm, MatchesPlainReferenceAndRowsDoNotDependOnM) {
 // Every layer shape the models use has tails in N (not a multiple of 16) or K (not a multiple of
 // the K slice) somewhere; odd shapes here cover them. Each row alone, at every position of
 // batches of 1, 3, 7, 32, 33 and 200 rows with other random rows around it, on 1 and 2 threads,
-// on the AVX2 and on the portable kernel: the same bits.
+// on the kernel the CPU picks, on the AVX2 and on the portable one: the same bits.
 TEST(Gemm, EveryRowHasTheSameBitsWhateverTheBatchThreadsAndKernel) {
   KernelSettings restore;
   for (auto [n, k] : {std::pair{1, 1}, {2, 768}, {17, 33}, {40, 257}, {130, 600}}) {
@@ -78,8 +88,8 @@ TEST(Gemm, EveryRowHasTheSameBitsWhateverTheBatchThreadsAndKernel) {
       for (int r = 0; r < 4; ++r)
         layer.forward(&rows[static_cast<std::size_t>(r) * k], 1,
                       &alone[static_cast<std::size_t>(r) * n]);
-      for (bool portable : {false, true}) {
-        detail::force_portable_kernel(portable);
+      for (Kernel kernel : {Kernel::Dispatched, Kernel::Avx2, Kernel::Portable}) {
+        const char* kernel_name = use_kernel(kernel);
         for (int threads : {1, 2}) {
           omp_set_num_threads(threads);
           for (int m : {1, 3, 7, 32, 33, 200}) {
@@ -103,7 +113,7 @@ TEST(Gemm, EveryRowHasTheSameBitsWhateverTheBatchThreadsAndKernel) {
                                     &alone[static_cast<std::size_t>(r) * n],
                                     static_cast<std::size_t>(n)))
                   << "n=" << n << " k=" << k << " post=" << static_cast<int>(post) << " M=" << m
-                  << " row at " << at[r] << " threads=" << threads << " portable=" << portable;
+                  << " row at " << at[r] << " threads=" << threads << " kernel=" << kernel_name;
             }
           }
         }
@@ -311,8 +321,8 @@ TEST(Attention, ASequenceHasTheSameBitsWhateverElseIsInTheBatch) {
     omp_set_num_threads(1);
     std::vector<float> alone(kLen * kWidth);
     detail::attention(seq.data(), {0}, {kLen}, kWidth, kHeads, causal, alone.data());
-    for (bool portable : {false, true}) {
-      detail::force_portable_kernel(portable);
+    for (Kernel kernel : {Kernel::Dispatched, Kernel::Avx2, Kernel::Portable}) {
+      const char* kernel_name = use_kernel(kernel);
       for (int threads : {1, 2}) {
         omp_set_num_threads(threads);
         for (std::size_t others : {1u, 3u, 7u}) {
@@ -335,7 +345,7 @@ TEST(Attention, ASequenceHasTheSameBitsWhateverElseIsInTheBatch) {
           detail::attention(qkv.data(), offsets, lengths, kWidth, kHeads, causal, out.data());
           ASSERT_TRUE(same_bits(&out[at * kWidth], alone.data(), kLen * kWidth))
               << "causal=" << causal << " others=" << others << " threads=" << threads
-              << " portable=" << portable;
+              << " kernel=" << kernel_name;
         }
       }
     }
