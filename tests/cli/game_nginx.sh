@@ -42,12 +42,11 @@ for i in 1 2; do
 done
 
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-TLS_PORT=$(free_port)
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -keyout key.pem \
   -out cert.pem >/dev/null 2>&1 || { echo "FAIL - openssl"; exit 1; }
 mkdir -p nginx-tmp
 # The README's site configuration, with loopback ports and the throwaway certificate.
-cat > nginx.conf <<CONF
+cat > nginx.conf.in <<CONF
 $([ "$(id -u)" -eq 0 ] && echo "user root;")
 worker_processes 1;
 pid $WORK/nginx.pid;
@@ -69,7 +68,7 @@ http {
     keepalive_timeout 5s;
   }
   server {
-    listen 127.0.0.1:$TLS_PORT ssl;
+    listen 127.0.0.1:@TLS_PORT@ ssl;
     ssl_certificate $WORK/cert.pem;
     ssl_certificate_key $WORK/key.pem;
     client_max_body_size 64k;
@@ -87,7 +86,18 @@ http {
   }
 }
 CONF
-"$NGINX" -p "$WORK" -c "$WORK/nginx.conf" -e "$WORK/nginx-error.log" || { echo "FAIL - nginx did not start"; cat nginx-error.log; exit 1; }
+# A free port can be taken by a test running beside this one before nginx binds it: up to 5
+# ports are tried.
+started=0
+for _ in 1 2 3 4 5; do
+  TLS_PORT=$(free_port)
+  sed "s/@TLS_PORT@/$TLS_PORT/" nginx.conf.in > nginx.conf
+  if "$NGINX" -p "$WORK" -c "$WORK/nginx.conf" -e "$WORK/nginx-error.log" 2>>nginx-start.log; then
+    started=1
+    break
+  fi
+done
+[ "$started" -eq 1 ] || { echo "FAIL - nginx did not start"; cat nginx-start.log nginx-error.log; exit 1; }
 for _ in $(seq 1 50); do [ -s nginx.pid ] && break; sleep 0.1; done
 BASE=https://127.0.0.1:$TLS_PORT
 
