@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels.hpp"
 
@@ -164,6 +165,19 @@ struct FinalOut {
 
 namespace winokit::detail {
 namespace {
+
+// Calls f(std::integral_constant<int, R>{}) with R = rows (1 to kMicroRows), so that a
+// micro-kernel is instantiated, and its row loops unrolled, for each row count.
+template <int R = kMicroRows, typename F>
+[[gnu::always_inline]] inline void with_rows(int rows, F&& f) {
+  if constexpr (R > 1) {
+    if (rows < R) {
+      with_rows<R - 1>(rows, f);
+      return;
+    }
+  }
+  f(std::integral_constant<int, R>{});
+}
 
 // matmul_block (kernels.hpp) over a micro-kernel implementation Impl:
 //   Impl::kPanels: the panels one micro-kernel call computes (1, or 2 with the micro-kernel

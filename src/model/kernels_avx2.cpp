@@ -69,26 +69,9 @@ struct Avx2Kernel {
   template <bool Packed>
   static void micro(int rows, const float* a, std::size_t lda, const float* b, int kc, float* part,
                     std::size_t ldp, bool first, const FinalOut* out) {
-    switch (rows) {
-      case 6:
-        micro_rows<6, Packed>(a, lda, b, kc, part, ldp, first, out);
-        break;
-      case 5:
-        micro_rows<5, Packed>(a, lda, b, kc, part, ldp, first, out);
-        break;
-      case 4:
-        micro_rows<4, Packed>(a, lda, b, kc, part, ldp, first, out);
-        break;
-      case 3:
-        micro_rows<3, Packed>(a, lda, b, kc, part, ldp, first, out);
-        break;
-      case 2:
-        micro_rows<2, Packed>(a, lda, b, kc, part, ldp, first, out);
-        break;
-      default:
-        micro_rows<1, Packed>(a, lda, b, kc, part, ldp, first, out);
-        break;
-    }
+    with_rows(rows, [&](auto count) {
+      micro_rows<decltype(count)::value, Packed>(a, lda, b, kc, part, ldp, first, out);
+    });
   }
   static void epilogue(const Epilogue& ep, const float* part, const float* bias, float* y,
                        int cols) {

@@ -74,31 +74,20 @@ inline void micro_rows(const float* a, std::size_t lda, const float* b, std::siz
   }
 }
 
-template <bool Packed, int R = kMicroRows>
-void micro_dispatch(int rows, int panels, const float* a, std::size_t lda, const float* b,
-                    std::size_t panel_stride, int kc, float* part, std::size_t ldp, bool first,
-                    const FinalOut* const* out) {
-  if constexpr (R > 1) {
-    if (rows < R) {
-      micro_dispatch<Packed, R - 1>(rows, panels, a, lda, b, panel_stride, kc, part, ldp, first,
-                                    out);
-      return;
-    }
-  }
-  if (panels == 2) {
-    micro_rows<R, 2, Packed>(a, lda, b, panel_stride, kc, part, ldp, first, out);
-  } else {
-    micro_rows<R, 1, Packed>(a, lda, b, panel_stride, kc, part, ldp, first, out);
-  }
-}
-
 struct Avx512Kernel {
   static constexpr int kPanels = 2;
   template <bool Packed>
   static void micro(int rows, const float* a, std::size_t lda, const float* b,
                     std::size_t panel_stride, int panels, int kc, float* part, std::size_t ldp,
                     bool first, const FinalOut* const* out) {
-    micro_dispatch<Packed>(rows, panels, a, lda, b, panel_stride, kc, part, ldp, first, out);
+    with_rows(rows, [&](auto count) {
+      constexpr int R = decltype(count)::value;
+      if (panels == 2) {
+        micro_rows<R, 2, Packed>(a, lda, b, panel_stride, kc, part, ldp, first, out);
+      } else {
+        micro_rows<R, 1, Packed>(a, lda, b, panel_stride, kc, part, ldp, first, out);
+      }
+    });
   }
   static void epilogue(const Epilogue& ep, const float* part, const float* bias, float* y,
                        int cols) {
