@@ -43,14 +43,15 @@ int main(int argc, char** argv) {
     auto run = [&](int count, bool keep) {
       for (int e0 = 0; e0 < count; e0 += per_forward) {
         const int e1 = std::min(count, e0 + per_forward);
-        std::vector<BlipImageEmbeds> emb;
-        emb.reserve(static_cast<std::size_t>(2 * (e1 - e0)));
+        std::vector<const float*> pixels;
         for (int e = e0; e < e1; ++e) {
           for (int k = 0; k < 2; ++k) {
             const std::size_t slot = static_cast<std::size_t>((2 * e + k) % 4);
-            emb.push_back(model.encode_image(&px.second[slot * image_floats]));
+            pixels.push_back(&px.second[slot * image_floats]);
           }
         }
+        // A forward's images together: one per thread (BlipModel::encode_images).
+        const std::vector<BlipImageEmbeds> emb = model.encode_images(pixels);
         // Pairs grouped by image (their cross-attention keys packed once): (c0, i0), (c1, i0),
         // (c0, i1), (c1, i1) of each example.
         std::vector<const std::vector<int>*> ids;

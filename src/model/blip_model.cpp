@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <optional>
 
 #include "gemm.hpp"
@@ -16,6 +17,7 @@
 #include "winokit/core/rng.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/safetensors.hpp"
+#include "winokit/model/compute.hpp"
 #include "winokit/model/preprocess.hpp"
 
 namespace winokit {
@@ -625,6 +627,26 @@ BlipImageEmbeds BlipModel::encode_image(const float* pixels, bool with_cross) co
     }
   }
   return e;
+}
+
+std::vector<BlipImageEmbeds> BlipModel::encode_images(const std::vector<const float*>& pixels,
+                                                      bool with_cross) const {
+  const int count = static_cast<int>(pixels.size());
+  std::vector<BlipImageEmbeds> out(pixels.size());
+  const bool by_image = count >= compute_threads() && compute_threads() > 1;
+  std::vector<std::exception_ptr> failures(pixels.size());
+#pragma omp parallel for schedule(dynamic, 1) if (by_image)
+  for (int n = 0; n < count; ++n) {
+    const std::size_t i = static_cast<std::size_t>(n);
+    try {
+      out[i] = encode_image(pixels[i], with_cross);
+    } catch (...) {
+      failures[i] = std::current_exception();
+    }
+  }
+  for (const std::exception_ptr& f : failures)
+    if (f) std::rethrow_exception(f);
+  return out;
 }
 
 std::vector<float> BlipModel::itm_logits(const std::vector<const std::vector<int>*>& ids,

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <map>
 #include <mutex>
-#include <optional>
 
 #include "winokit/core/error.hpp"
 #include "winokit/io/image_decode.hpp"
@@ -136,17 +136,51 @@ class BlipVlModel final : public VlModel {
     }
     return out;
   }
-  BlipImageEmbeds encode_request(const ImageRequest& image) const {
-    return encode(image, head_ == BlipHead::Itm);
+  std::vector<BlipImageEmbeds> encode_requests(const std::vector<ImageRequest>& images) const {
+    std::vector<BlipImageEmbeds> out;
+    const std::size_t group = image_group();
+    for (std::size_t g0 = 0; g0 < images.size(); g0 += group) {
+      std::vector<std::size_t> which;
+      for (std::size_t j = g0; j < std::min(images.size(), g0 + group); ++j)
+        which.push_back(j);
+      for (BlipImageEmbeds& e : encode_many(images, which, head_ == BlipHead::Itm))
+        out.push_back(std::move(e));
+    }
+    return out;
   }
   std::vector<int> encode_caption(const std::string& caption) const {
     return tokenizer_->encode(caption, model_->config().max_text_len);
   }
 
  private:
-  BlipImageEmbeds encode(const ImageRequest& image, bool with_cross) const {
-    const std::vector<float> px = blip_preprocess(decode_image(image.read()), model_->config());
-    return model_->encode_image(px.data(), with_cross);
+  // images[which[j]] for each j: read, decoded and preprocessed one per thread, then encoded
+  // together (BlipModel::encode_images: whole images per thread). The first failure is thrown.
+  std::vector<BlipImageEmbeds> encode_many(const std::vector<ImageRequest>& images,
+                                           const std::vector<std::size_t>& which,
+                                           bool with_cross) const {
+    const int n = static_cast<int>(which.size());
+    std::vector<std::vector<float>> px(which.size());
+    std::vector<std::exception_ptr> failures(which.size());
+#pragma omp parallel for schedule(dynamic, 1) if (n > 1)
+    for (int j = 0; j < n; ++j) {
+      const std::size_t k = static_cast<std::size_t>(j);
+      try {
+        px[k] = blip_preprocess(decode_image(images[which[k]].read()), model_->config());
+      } catch (...) {
+        failures[k] = std::current_exception();
+      }
+    }
+    for (const std::exception_ptr& f : failures)
+      if (f) std::rethrow_exception(f);
+    std::vector<const float*> ptrs;
+    for (const auto& p : px)
+      ptrs.push_back(p.data());
+    return model_->encode_images(ptrs, with_cross);
+  }
+  // How many images go through encode_many at once: one per compute thread, at most
+  // kMaxLiveImages.
+  static std::size_t image_group() {
+    return std::clamp<std::size_t>(static_cast<std::size_t>(compute_threads()), 1, kMaxLiveImages);
   }
 
   // The ids of each caption that a miss needs, tokenised once.
@@ -185,7 +219,9 @@ class BlipVlModel final : public VlModel {
     std::size_t done = 0;
     std::map<std::size_t, BlipImageEmbeds> live;
     std::vector<std::size_t> queue;  // positions in misses waiting for a forward
-    auto flush = [&](std::optional<std::size_t> keep) {
+    // A forward of the queued pairs; then the live images not in `keep` (those whose pairs are
+    // not all queued yet) are dropped.
+    auto flush = [&](const std::vector<std::size_t>& keep) {
       if (!queue.empty()) {
         std::vector<const std::vector<int>*> bi;
         std::vector<const BlipImageEmbeds*> bm;
@@ -200,23 +236,39 @@ class BlipVlModel final : public VlModel {
         queue.clear();
         progress(done, misses.size());
       }
-      for (auto it = live.begin(); it != live.end();)
-        it = keep && it->first == *keep ? std::next(it) : live.erase(it);
+      for (auto it = live.begin(); it != live.end();) {
+        it = std::find(keep.begin(), keep.end(), it->first) != keep.end() ? std::next(it)
+                                                                          : live.erase(it);
+      }
     };
-    for (const auto& [image, list] : by_image) {
-      if (live.size() >= kMaxLiveImages) flush(std::nullopt);
+    const std::vector<std::pair<std::size_t, std::vector<std::size_t>>> order(by_image.begin(),
+                                                                              by_image.end());
+    const std::size_t group = image_group();
+    for (std::size_t g0 = 0; g0 < order.size(); g0 += group) {
+      const std::size_t g1 = std::min(order.size(), g0 + group);
+      if (live.size() + (g1 - g0) > kMaxLiveImages) flush({});
+      std::vector<std::size_t> which;
+      for (std::size_t j = g0; j < g1; ++j)
+        which.push_back(order[j].first);
       const auto t0 = std::chrono::steady_clock::now();
-      live.emplace(image, encode(images[image], /*with_cross=*/true));
+      std::vector<BlipImageEmbeds> encoded = encode_many(images, which, /*with_cross=*/true);
       if (stats) {
         stats->image_seconds += seconds_since(t0);
-        ++stats->images_computed;
+        stats->images_computed += which.size();
       }
-      for (std::size_t k : list) {
-        queue.push_back(k);
-        if (queue.size() >= batch) flush(image);
+      for (std::size_t j = 0; j < which.size(); ++j)
+        live.emplace(which[j], std::move(encoded[j]));
+      for (std::size_t j = g0; j < g1; ++j) {
+        for (std::size_t k : order[j].second) {
+          queue.push_back(k);
+          if (queue.size() >= batch) {
+            flush(std::vector<std::size_t>(which.begin() + static_cast<std::ptrdiff_t>(j - g0),
+                                           which.end()));
+          }
+        }
       }
     }
-    flush(std::nullopt);
+    flush({});
     return out;
   }
 
@@ -255,16 +307,26 @@ class BlipVlModel final : public VlModel {
       by_image[pairs[misses[k]].second].push_back(k);
     std::vector<double> out(misses.size());
     std::size_t done = 0;
-    for (const auto& [image, list] : by_image) {
+    const std::vector<std::pair<std::size_t, std::vector<std::size_t>>> order(by_image.begin(),
+                                                                              by_image.end());
+    const std::size_t group = image_group();
+    for (std::size_t g0 = 0; g0 < order.size(); g0 += group) {
+      const std::size_t g1 = std::min(order.size(), g0 + group);
+      std::vector<std::size_t> which;
+      for (std::size_t j = g0; j < g1; ++j)
+        which.push_back(order[j].first);
       const auto t0 = std::chrono::steady_clock::now();
-      const BlipImageEmbeds e = encode(images[image], /*with_cross=*/false);
+      const std::vector<BlipImageEmbeds> encoded = encode_many(images, which, /*with_cross=*/false);
       if (stats) {
         stats->image_seconds += seconds_since(t0);
-        ++stats->images_computed;
+        stats->images_computed += which.size();
       }
-      for (std::size_t k : list)
-        out[k] = blip_cosine(e.feature.data(), text.at(pairs[misses[k]].first).data(), D);
-      done += list.size();
+      for (std::size_t j = g0; j < g1; ++j) {
+        const BlipImageEmbeds& e = encoded[j - g0];
+        for (std::size_t k : order[j].second)
+          out[k] = blip_cosine(e.feature.data(), text.at(pairs[misses[k]].first).data(), D);
+        done += order[j].second.size();
+      }
       progress(done, misses.size());
     }
     return out;
@@ -284,10 +346,7 @@ class BlipVlModel final : public VlModel {
 class BlipPreparedImages final : public PreparedImages {
  public:
   BlipPreparedImages(const BlipVlModel& model, const std::vector<ImageRequest>& images)
-      : model_(model) {
-    for (const ImageRequest& r : images)
-      images_.push_back(model_.encode_request(r));
-  }
+      : model_(model), images_(model_.encode_requests(images)) {}
   std::vector<double> score(const std::vector<std::string>& captions,
                             const std::vector<PairIndex>& pairs) const override {
     std::lock_guard<std::mutex> lock(mutex_);  // one forward pass at a time

@@ -316,9 +316,41 @@ TEST(DeterminismAllFamilies, BlipItmLogitsAndItcFeatures) {
   const BlipModel model = BlipModel::load(dir);
   const WordPieceTokenizer tok = WordPieceTokenizer::load(dir);
   std::vector<BlipImageEmbeds> embeds;
-  for (const auto& n : kImageNames) {
-    const auto px = blip_preprocess(decode_image(shared_image(n)), model.config());
-    embeds.push_back(model.encode_image(px.data()));
+  std::vector<std::vector<float>> pixels;
+  {
+    Restore restore;
+    set_compute_threads(1);
+    for (const auto& n : kImageNames) {
+      pixels.push_back(blip_preprocess(decode_image(shared_image(n)), model.config()));
+      embeds.push_back(model.encode_image(pixels.back().data()));
+    }
+  }
+  // Several images at once (each thread runs whole images when there are enough), on 1 and 2
+  // threads: every image's states, feature and cross-attention keys are the bits of the image
+  // encoded alone.
+  auto same_bits = [](const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), sizeof(float) * a.size()) == 0;
+  };
+  for (int threads : {1, 2}) {
+    for (std::size_t count : {std::size_t{1}, pixels.size() - 1, pixels.size()}) {
+      Restore restore;
+      set_compute_threads(threads);
+      std::vector<const float*> ptrs;
+      for (std::size_t i = 0; i < count; ++i)
+        ptrs.push_back(pixels[i].data());
+      const std::vector<BlipImageEmbeds> many = model.encode_images(ptrs);
+      ASSERT_EQ(many.size(), count);
+      for (std::size_t i = 0; i < count; ++i) {
+        const std::string where = "BLIP image " + std::to_string(i) + " of " +
+                                  std::to_string(count) + ", " + std::to_string(threads) +
+                                  " thread(s)";
+        EXPECT_TRUE(same_bits(many[i].states, embeds[i].states)) << where;
+        EXPECT_TRUE(same_bits(many[i].feature, embeds[i].feature)) << where;
+        ASSERT_EQ(many[i].cross_kv.size(), embeds[i].cross_kv.size()) << where;
+        for (std::size_t l = 0; l < many[i].cross_kv.size(); ++l)
+          EXPECT_TRUE(same_bits(many[i].cross_kv[l], embeds[i].cross_kv[l])) << where;
+      }
+    }
   }
   std::vector<std::vector<int>> ids;
   for (int i = 0; i < kItems; ++i) {

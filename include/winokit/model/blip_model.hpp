@@ -106,6 +106,11 @@ class BlipModel {
   // pixels: [3, image_size, image_size] (blip_preprocess). `with_cross`: also the
   // cross-attention keys / values of every text layer (what ITM needs).
   BlipImageEmbeds encode_image(const float* pixels, bool with_cross = true) const;
+  // encode_image of each of several images. With at least as many images as compute threads,
+  // each thread runs whole images (every product on itself: no joins inside a layer, about 20%
+  // faster on 2 cores at blip-itm-base's shapes); otherwise one by one. The same bits either way.
+  std::vector<BlipImageEmbeds> encode_images(const std::vector<const float*>& pixels,
+                                             bool with_cross = true) const;
   // ITM logits [n, 2] for pairs (*ids[p], *images[p]) (images encoded with_cross). Pairs that
   // share an image should be adjacent (their cross-attention keys are packed once); the result
   // of a pair never depends on the others. ids: [CLS] ... [SEP], 1 to max_text_len long.
