@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <span>
@@ -677,15 +678,81 @@ ClipModel ClipModel::random(const ClipConfig& config, std::uint64_t seed) {
   return model;
 }
 
+namespace {
+
+// Runs encode(first, count) -> TowerOutput over the batch [0, count). With at least as many
+// items as compute threads, the batch is cut into one consecutive part per thread and each
+// thread runs its part whole (every product and attention on itself: no joins inside a layer,
+// about 5% faster than splitting each product on 2 cores); otherwise the batch runs as one,
+// every product on every thread. A row's bits never depend on the rows beside it (kernels.hpp),
+// so the outputs are the same bits either way. `levels` and `width`: the shape of the states,
+// [levels, count, width] per part, interleaved back level by level.
+template <class Encode>
+TowerOutput encode_split(int count, int levels, int width, bool splittable, const Encode& encode) {
+  const int parts = compute_threads();
+  if (!splittable || parts < 2 || count < parts || omp_in_parallel()) return encode(0, count);
+  std::vector<TowerOutput> out(static_cast<std::size_t>(parts));
+  std::vector<std::exception_ptr> failures(static_cast<std::size_t>(parts));
+#pragma omp parallel for schedule(static, 1) num_threads(parts)
+  for (int p = 0; p < parts; ++p) {
+    const int b0 = static_cast<int>(static_cast<long long>(count) * p / parts);
+    const int b1 = static_cast<int>(static_cast<long long>(count) * (p + 1) / parts);
+    try {
+      out[static_cast<std::size_t>(p)] = encode(b0, b1 - b0);
+    } catch (...) {
+      failures[static_cast<std::size_t>(p)] = std::current_exception();
+    }
+  }
+  for (const std::exception_ptr& f : failures)
+    if (f) std::rethrow_exception(f);
+  TowerOutput all;
+  all.count = count;
+  all.token_count = out.front().token_count;
+  const std::size_t w = static_cast<std::size_t>(width);
+  auto by_level = [&](std::vector<float> TowerOutput::*field) {
+    if ((out.front().*field).empty()) return;
+    for (int l = 0; l < levels; ++l) {
+      for (const TowerOutput& part : out) {
+        const std::size_t n = static_cast<std::size_t>(part.count) * w;
+        const auto first = (part.*field).begin() + static_cast<std::ptrdiff_t>(l * n);
+        (all.*field).insert((all.*field).end(), first, first + static_cast<std::ptrdiff_t>(n));
+      }
+    }
+  };
+  by_level(&TowerOutput::hidden);
+  by_level(&TowerOutput::hidden_mean);
+  by_level(&TowerOutput::hidden_max);
+  for (TowerOutput& part : out) {
+    all.embeds.insert(all.embeds.end(), part.embeds.begin(), part.embeds.end());
+    all.tokens.insert(all.tokens.end(), part.tokens.begin(), part.tokens.end());
+    part = {};
+  }
+  return all;
+}
+
+}  // namespace
+
 TowerOutput ClipModel::encode_images(const float* pixels, int count, const EncodeOptions& o) const {
   impl_->ensure_image();
-  return impl_->image_encoder->encode(pixels, count, o);
+  const ClipConfig& c = impl_->cfg;
+  const std::size_t image = 3ull * static_cast<std::size_t>(c.image_size) * c.image_size;
+  return encode_split(count, c.vision.layers + 1, c.vision.width, true, [&](int first, int n) {
+    return impl_->image_encoder->encode(pixels + static_cast<std::size_t>(first) * image, n, o);
+  });
 }
 
 TowerOutput ClipModel::encode_texts(const std::vector<std::vector<int>>& ids,
                                     const EncodeOptions& o) const {
   impl_->ensure_text();
-  return impl_->text_encoder->encode(ids, o);
+  const ClipConfig& c = impl_->cfg;
+  // Per-token states come back as [count, tokens, dim] with the batch's longest end-of-text as
+  // `tokens`, which parts of the batch would not share: such a batch runs as one.
+  return encode_split(static_cast<int>(ids.size()), c.text.layers + 1, c.text.width,
+                      !o.token_states, [&](int first, int n) {
+                        const std::vector<std::vector<int>> part(ids.begin() + first,
+                                                                 ids.begin() + first + n);
+                        return impl_->text_encoder->encode(part, o);
+                      });
 }
 
 TowerOutput ClipModel::Impl::encode_vit(const float* pixels, int count,
