@@ -151,6 +151,37 @@ TEST(DeterminismAllFamilies, ClipVitImagesAndTexts) {
       }
       return ordered;
     });
+    // With states asked for: on 2 threads a batch is cut into one part per thread
+    // (ClipModel::encode_images / encode_texts), and the parts' states are interleaved back
+    // level by level; on 1 thread it runs as one. Every field must be the same bits.
+    EncodeOptions all_states;
+    all_states.hidden_states = all_states.pooled_states = true;
+    auto same = [&](const TowerOutput& a, const TowerOutput& b, const std::string& what) {
+      EXPECT_EQ(a.count, b.count) << what;
+      EXPECT_EQ(a.token_count, b.token_count) << what;
+      EXPECT_EQ(a.embeds, b.embeds) << what << ": embeds";
+      EXPECT_EQ(a.hidden, b.hidden) << what << ": hidden";
+      EXPECT_EQ(a.hidden_mean, b.hidden_mean) << what << ": hidden_mean";
+      EXPECT_EQ(a.hidden_max, b.hidden_max) << what << ": hidden_max";
+      EXPECT_EQ(a.tokens, b.tokens) << what << ": tokens";
+    };
+    std::vector<std::vector<int>> texts;
+    for (int i = 0; i < kItems; ++i)
+      texts.push_back(ids[static_cast<std::size_t>(i) % ids.size()]);
+    for (bool tokens : {false, true}) {
+      EncodeOptions o = all_states;
+      o.token_states = tokens;
+      Restore restore;
+      set_compute_threads(1);
+      const TowerOutput img1 = model.encode_images(cycled.data(), kItems, o);
+      const TowerOutput txt1 = model.encode_texts(texts, o);
+      set_compute_threads(2);
+      const std::string what =
+          std::string(name) + (tokens ? " with" : " without") + " token states, 2 threads vs 1";
+      same(model.encode_images(cycled.data(), kItems, o), img1, what + ", images");
+      same(model.encode_texts(texts, o), txt1, what + ", texts");
+      EXPECT_FALSE(img1.hidden.empty() || img1.hidden_mean.empty()) << what;
+    }
   }
 }
 
