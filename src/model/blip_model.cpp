@@ -12,6 +12,7 @@
 
 #include "gemm.hpp"
 #include "kernels.hpp"
+#include "parallel.hpp"
 #include "transformer.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/rng.hpp"
@@ -634,18 +635,12 @@ std::vector<BlipImageEmbeds> BlipModel::encode_images(const std::vector<const fl
   const int count = static_cast<int>(pixels.size());
   std::vector<BlipImageEmbeds> out(pixels.size());
   const bool by_image = count >= compute_threads() && compute_threads() > 1;
-  std::vector<std::exception_ptr> failures(pixels.size());
-#pragma omp parallel for schedule(dynamic, 1) if (by_image)
-  for (int n = 0; n < count; ++n) {
-    const std::size_t i = static_cast<std::size_t>(n);
-    try {
-      out[i] = encode_image(pixels[i], with_cross);
-    } catch (...) {
-      failures[i] = std::current_exception();
-    }
+  if (const std::exception_ptr f = detail::for_each_item(count, by_image, [&](int n) {
+        out[static_cast<std::size_t>(n)] =
+            encode_image(pixels[static_cast<std::size_t>(n)], with_cross);
+      })) {
+    std::rethrow_exception(f);
   }
-  for (const std::exception_ptr& f : failures)
-    if (f) std::rethrow_exception(f);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 
+#include "parallel.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/model/blip_model.hpp"
@@ -158,20 +159,14 @@ class BlipVlModel final : public VlModel {
   std::vector<BlipImageEmbeds> encode_many(const std::vector<ImageRequest>& images,
                                            const std::vector<std::size_t>& which,
                                            bool with_cross) const {
-    const int n = static_cast<int>(which.size());
     std::vector<std::vector<float>> px(which.size());
-    std::vector<std::exception_ptr> failures(which.size());
-#pragma omp parallel for schedule(dynamic, 1) if (n > 1)
-    for (int j = 0; j < n; ++j) {
-      const std::size_t k = static_cast<std::size_t>(j);
-      try {
-        px[k] = blip_preprocess(decode_image(images[which[k]].read()), model_->config());
-      } catch (...) {
-        failures[k] = std::current_exception();
-      }
+    if (const std::exception_ptr f =
+            detail::for_each_item(static_cast<int>(which.size()), true, [&](int j) {
+              const std::size_t k = static_cast<std::size_t>(j);
+              px[k] = blip_preprocess(decode_image(images[which[k]].read()), model_->config());
+            })) {
+      std::rethrow_exception(f);
     }
-    for (const std::exception_ptr& f : failures)
-      if (f) std::rethrow_exception(f);
     std::vector<const float*> ptrs;
     for (const auto& p : px)
       ptrs.push_back(p.data());

@@ -12,6 +12,7 @@
 
 #include "encoders.hpp"
 #include "gemm.hpp"
+#include "parallel.hpp"
 #include "resnet.hpp"
 #include "tensor_source.hpp"
 #include "transformer.hpp"
@@ -692,19 +693,13 @@ TowerOutput encode_split(int count, int levels, int width, bool splittable, cons
   const int parts = compute_threads();
   if (!splittable || parts < 2 || count < parts || omp_in_parallel()) return encode(0, count);
   std::vector<TowerOutput> out(static_cast<std::size_t>(parts));
-  std::vector<std::exception_ptr> failures(static_cast<std::size_t>(parts));
-#pragma omp parallel for schedule(static, 1) num_threads(parts)
-  for (int p = 0; p < parts; ++p) {
-    const int b0 = static_cast<int>(static_cast<long long>(count) * p / parts);
-    const int b1 = static_cast<int>(static_cast<long long>(count) * (p + 1) / parts);
-    try {
-      out[static_cast<std::size_t>(p)] = encode(b0, b1 - b0);
-    } catch (...) {
-      failures[static_cast<std::size_t>(p)] = std::current_exception();
-    }
+  if (const std::exception_ptr f = detail::for_each_item(parts, true, [&](int p) {
+        const int b0 = static_cast<int>(static_cast<long long>(count) * p / parts);
+        const int b1 = static_cast<int>(static_cast<long long>(count) * (p + 1) / parts);
+        out[static_cast<std::size_t>(p)] = encode(b0, b1 - b0);
+      })) {
+    std::rethrow_exception(f);
   }
-  for (const std::exception_ptr& f : failures)
-    if (f) std::rethrow_exception(f);
   TowerOutput all;
   all.count = count;
   all.token_count = out.front().token_count;

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "parallel.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/hash.hpp"
 #include "winokit/io/files.hpp"
@@ -297,23 +298,15 @@ std::vector<float> embed_images(const ClipRuntime& rt, const std::vector<ImageRe
     }
     const int n = static_cast<int>(bytes.size());
     std::vector<float> pixels(static_cast<std::size_t>(n) * image_floats);
-    std::vector<std::exception_ptr> failures(static_cast<std::size_t>(n));
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int j = 0; j < n; ++j) {
-      try {
-        std::vector<float> px = preprocess(decode_image(bytes[static_cast<std::size_t>(j)]), pp);
-        std::copy(px.begin(), px.end(),
-                  pixels.begin() + static_cast<std::ptrdiff_t>(j * image_floats));
-      } catch (...) {
-        failures[static_cast<std::size_t>(j)] = std::current_exception();
-      }
-    }
+    const std::exception_ptr failure = detail::for_each_item(n, true, [&](int j) {
+      std::vector<float> px = preprocess(decode_image(bytes[static_cast<std::size_t>(j)]), pp);
+      std::copy(px.begin(), px.end(),
+                pixels.begin() + static_cast<std::ptrdiff_t>(j * image_floats));
+    });
     bytes.clear();
-    auto first_failure =
-        std::find_if(failures.begin(), failures.end(), [](auto& e) { return e != nullptr; });
-    if (first_failure != failures.end() || read_failure) {
+    if (failure || read_failure) {
       if (reader.joinable()) reader.join();
-      std::rethrow_exception(first_failure != failures.end() ? *first_failure : read_failure);
+      std::rethrow_exception(failure ? failure : read_failure);
     }
     TowerOutput t;
     try {

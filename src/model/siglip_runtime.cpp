@@ -11,6 +11,7 @@
 #include <exception>
 #include <thread>
 
+#include "parallel.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/hash.hpp"
 #include "winokit/io/image_decode.hpp"
@@ -220,24 +221,16 @@ std::vector<float> SiglipVlModel::embed_images(const std::vector<ImageRequest>& 
     };
     const int n = static_cast<int>(bytes.size());
     std::vector<float> pixels(static_cast<std::size_t>(n) * image_floats);
-    std::vector<std::exception_ptr> failures(static_cast<std::size_t>(n));
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int j = 0; j < n; ++j) {
-      try {
-        const std::vector<float> px =
-            siglip_preprocess(decode_image(bytes[static_cast<std::size_t>(j)]), cfg.preprocess);
-        std::copy(px.begin(), px.end(),
-                  pixels.begin() + static_cast<std::ptrdiff_t>(j * image_floats));
-      } catch (...) {
-        failures[static_cast<std::size_t>(j)] = std::current_exception();
-      }
-    }
+    const std::exception_ptr failure = detail::for_each_item(n, true, [&](int j) {
+      const std::vector<float> px =
+          siglip_preprocess(decode_image(bytes[static_cast<std::size_t>(j)]), cfg.preprocess);
+      std::copy(px.begin(), px.end(),
+                pixels.begin() + static_cast<std::ptrdiff_t>(j * image_floats));
+    });
     bytes.clear();
-    for (const auto& f : failures) {
-      if (f) {
-        join();
-        std::rethrow_exception(f);
-      }
+    if (failure) {
+      join();
+      std::rethrow_exception(failure);
     }
     std::vector<float> emb;
     try {
