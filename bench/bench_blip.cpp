@@ -14,9 +14,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "model/families/blip/blip_model.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/safetensors.hpp"
-#include "winokit/model/blip_model.hpp"
 #include "winokit/model/compute.hpp"
 
 using namespace winokit;

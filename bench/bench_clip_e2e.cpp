@@ -21,12 +21,12 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "model/families/clip/clip_family.hpp"
 #include "winokit/core/rng.hpp"
 #include "winokit/data/winoground.hpp"
 #include "winokit/eval/model_scorer.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/image_decode.hpp"
-#include "winokit/model/clip_family.hpp"
 #include "winokit/model/compute.hpp"
 #include "winokit/model/preprocess.hpp"
 #include "winokit/version.hpp"

@@ -14,11 +14,11 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "model/families/clip/clip_model.hpp"
+#include "model/families/flava/flava_model.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/safetensors.hpp"
-#include "winokit/model/clip_model.hpp"
 #include "winokit/model/compute.hpp"
-#include "winokit/model/flava_model.hpp"
 
 using namespace winokit;
 

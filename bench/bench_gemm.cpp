@@ -1,8 +1,8 @@
-// GEMM throughput of winokit's kernels (src/model/kernels.hpp) on the shapes the models run:
-// ViT and BERT layers, attention products and the ResNet convolutions as matrix products.
-// One thread, timed by the thread's CPU clock as well as the wall clock: on a machine shared
-// with other jobs the CPU-time rate stays close to the quiet machine's, so kernel changes can
-// be compared while builds run. Median of --runs after a warm-up; one JSON line per shape.
+// GEMM throughput of winokit's kernels (src/model/kernels/kernels.hpp) on the shapes the models
+// run: ViT and BERT layers, attention products and the ResNet convolutions as matrix products. One
+// thread, timed by the thread's CPU clock as well as the wall clock: on a machine shared with other
+// jobs the CPU-time rate stays close to the quiet machine's, so kernel changes can be compared
+// while builds run. Median of --runs after a warm-up; one JSON line per shape.
 //
 //   build/bench/bench_gemm [--runs 7] [--shapes vit|resnet|all]
 #include <time.h>
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "../src/model/gemm.hpp"
+#include "model/kernels/gemm.hpp"
 #include "winokit/core/rng.hpp"
 #include "winokit/model/compute.hpp"
 

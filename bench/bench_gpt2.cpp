@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "model/families/clip/clip_model.hpp"
 #include "winokit/core/rng.hpp"
-#include "winokit/model/clip_model.hpp"
 #include "winokit/model/compute.hpp"
 #include "winokit/model/gpt2_model.hpp"
 #include "winokit/model/tokenizer.hpp"

@@ -12,9 +12,9 @@
 #include <string>
 #include <thread>
 
+#include "model/families/clip/clip_model.hpp"
 #include "winokit/core/rng.hpp"
 #include "winokit/eval/probe.hpp"
-#include "winokit/model/clip_model.hpp"
 #include "winokit/model/compute.hpp"
 
 namespace {

@@ -13,9 +13,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "model/families/siglip/siglip_model.hpp"
 #include "winokit/io/safetensors.hpp"
 #include "winokit/model/compute.hpp"
-#include "winokit/model/siglip_model.hpp"
 
 using namespace winokit;
 

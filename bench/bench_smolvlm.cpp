@@ -17,10 +17,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "model/families/smolvlm/smolvlm_model.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/model/compute.hpp"
-#include "winokit/model/smolvlm_model.hpp"
 
 using namespace winokit;
 

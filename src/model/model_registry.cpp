@@ -3,14 +3,14 @@
 // without model_type, an OpenCLIP folder, an OpenAI .pt archive).
 #include <algorithm>
 
+#include "model/families/blip/blip_model.hpp"
+#include "model/families/clip/clip_family.hpp"
+#include "model/families/flava/flava_family.hpp"
+#include "model/families/llava_onevision/llava_onevision_model.hpp"
+#include "model/families/siglip/siglip_model.hpp"
+#include "model/families/smolvlm/smolvlm_model.hpp"
+#include "model/families/vilt/vilt_family.hpp"
 #include "winokit/core/error.hpp"
-#include "winokit/model/blip_model.hpp"
-#include "winokit/model/clip_family.hpp"
-#include "winokit/model/flava_family.hpp"
-#include "winokit/model/llava_onevision_model.hpp"
-#include "winokit/model/siglip_model.hpp"
-#include "winokit/model/smolvlm_model.hpp"
-#include "winokit/model/vilt_family.hpp"
 #include "winokit/model/vl_model.hpp"
 
 namespace winokit {

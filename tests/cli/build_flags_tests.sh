@@ -28,7 +28,7 @@ total=$(echo "$commands" | wc -l)
 if [ "$total" -ge 100 ]; then ok "compile_commands.json lists $total files"; else
   not_ok "compile_commands.json lists only $total files"; fi
 
-is_kernel() { case "$1" in */src/model/kernels_avx2.cpp | */src/model/kernels_avx512.cpp) return 0 ;; esac; return 1; }
+is_kernel() { case "$1" in */src/model/kernels/kernels_avx2.cpp | */src/model/kernels/kernels_avx512.cpp) return 0 ;; esac; return 1; }
 
 bad_march="" bad_native="" bad_contract="" bad_isa="" kernels=0
 while IFS=$'\t' read -r object source cmd; do

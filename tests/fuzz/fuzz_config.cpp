@@ -1,7 +1,7 @@
 // CLIP checkpoint configuration parsing (load_clip_config): the input is written as config.json
 // (Hugging Face) or open_clip_config.json (OpenCLIP), chosen by the first byte.
 #include "fuzz_common.hpp"
-#include "winokit/model/clip_model.hpp"
+#include "model/families/clip/clip_model.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;

@@ -3,8 +3,8 @@
 // contractions and non-ASCII text (NFC), and the input's own tail when it is valid UTF-8; with
 // and without the post-processor's template; token lookups both ways.
 #include "fuzz_common.hpp"
+#include "model/text/hf_tokenizer.hpp"
 #include "winokit/core/text.hpp"
-#include "winokit/model/hf_tokenizer.hpp"
 
 namespace {
 

@@ -11,12 +11,12 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "model/families/blip/blip_model.hpp"
+#include "model/text/wordpiece.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/safetensors.hpp"
-#include "winokit/model/blip_model.hpp"
-#include "winokit/model/wordpiece.hpp"
 
 namespace fs = std::filesystem;
 using namespace winokit;

@@ -9,13 +9,13 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "model/families/clip/clip_family.hpp"
+#include "model/families/clip/clip_model.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/eval/heatmap.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/safetensors.hpp"
-#include "winokit/model/clip_family.hpp"
-#include "winokit/model/clip_model.hpp"
 #include "winokit/model/compute.hpp"
 #include "winokit/model/preprocess.hpp"
 #include "winokit/model/tokenizer.hpp"

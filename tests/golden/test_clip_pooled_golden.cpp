@@ -10,12 +10,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "model/families/clip/clip_model.hpp"
+#include "model/runtime/embedding_runtime.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/safetensors.hpp"
-#include "winokit/model/clip_model.hpp"
 #include "winokit/model/compute.hpp"
-#include "winokit/model/embedding_runtime.hpp"
 
 namespace winokit {
 namespace {

@@ -13,23 +13,23 @@
 #include <string>
 #include <vector>
 
-#include "model/kernels.hpp"
+#include "model/families/blip/blip_model.hpp"
+#include "model/families/clip/clip_model.hpp"
+#include "model/families/flava/flava_family.hpp"
+#include "model/families/llava_onevision/llava_onevision_model.hpp"
+#include "model/families/siglip/siglip_model.hpp"
+#include "model/families/smolvlm/smolvlm_model.hpp"
+#include "model/families/vilt/vilt_family.hpp"
+#include "model/families/vilt/vilt_model.hpp"
+#include "model/kernels/kernels.hpp"
+#include "model/lm/llama_model.hpp"
+#include "model/text/wordpiece.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/safetensors.hpp"
-#include "winokit/model/blip_model.hpp"
-#include "winokit/model/clip_model.hpp"
 #include "winokit/model/compute.hpp"
-#include "winokit/model/flava_family.hpp"
 #include "winokit/model/gpt2_model.hpp"
-#include "winokit/model/llama_model.hpp"
-#include "winokit/model/llava_onevision_model.hpp"
 #include "winokit/model/preprocess.hpp"
-#include "winokit/model/siglip_model.hpp"
-#include "winokit/model/smolvlm_model.hpp"
-#include "winokit/model/vilt_family.hpp"
-#include "winokit/model/vilt_model.hpp"
-#include "winokit/model/wordpiece.hpp"
 
 namespace winokit {
 namespace {

@@ -8,16 +8,16 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "model/families/flava/flava_family.hpp"
+#include "model/families/flava/flava_model.hpp"
+#include "model/text/wordpiece.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/eval/association_solver.hpp"
 #include "winokit/game/rival.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/safetensors.hpp"
-#include "winokit/model/flava_family.hpp"
-#include "winokit/model/flava_model.hpp"
 #include "winokit/model/preprocess.hpp"
-#include "winokit/model/wordpiece.hpp"
 
 namespace fs = std::filesystem;
 using namespace winokit;

@@ -11,12 +11,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "model/lm/llama_model.hpp"
+#include "model/text/hf_tokenizer.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/safetensors.hpp"
 #include "winokit/model/compute.hpp"
-#include "winokit/model/hf_tokenizer.hpp"
-#include "winokit/model/llama_model.hpp"
 
 namespace winokit {
 namespace {

@@ -5,9 +5,9 @@
 
 #include <cmath>
 
+#include "model/families/clip/clip_model.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/io/safetensors.hpp"
-#include "winokit/model/clip_model.hpp"
 
 namespace winokit {
 namespace {

@@ -12,14 +12,14 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "model/families/siglip/siglip_model.hpp"
+#include "model/text/sentencepiece_tokenizer.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/hash.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/safetensors.hpp"
 #include "winokit/model/preprocess.hpp"
-#include "winokit/model/sentencepiece_tokenizer.hpp"
-#include "winokit/model/siglip_model.hpp"
 
 namespace winokit {
 namespace {

@@ -14,12 +14,12 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "model/families/smolvlm/smolvlm_model.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/safetensors.hpp"
 #include "winokit/model/compute.hpp"
-#include "winokit/model/smolvlm_model.hpp"
 #include "winokit/model/vl_model.hpp"
 
 #include "vlm_test_support.hpp"

@@ -8,6 +8,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "model/families/vilt/vilt_alignment.hpp"
+#include "model/families/vilt/vilt_model.hpp"
+#include "model/text/wordpiece.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/eval/association_solver.hpp"
 #include "winokit/game/rival.hpp"
@@ -15,9 +18,6 @@
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/safetensors.hpp"
 #include "winokit/model/preprocess.hpp"
-#include "winokit/model/vilt_alignment.hpp"
-#include "winokit/model/vilt_model.hpp"
-#include "winokit/model/wordpiece.hpp"
 
 namespace fs = std::filesystem;
 using namespace winokit;

@@ -15,10 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/lm/llama_model.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/model/compute.hpp"
-#include "winokit/model/llama_model.hpp"
 
 namespace winokit::test_support {
 

@@ -3,6 +3,7 @@
 // here for the behaviour a user sees: a typed error naming the file, or the right result.
 #include <gtest/gtest.h>
 
+#include "model/families/clip/clip_model.hpp"
 #include "test_util.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/data/winogavil.hpp"
@@ -10,7 +11,6 @@
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/safetensors.hpp"
 #include "winokit/io/table.hpp"
-#include "winokit/model/clip_model.hpp"
 #include "winokit/model/preprocess.hpp"
 
 namespace winokit {

@@ -33,7 +33,7 @@
 #include "winokit/game/image_pool.hpp"
 #include "winokit/game/rival.hpp"
 #include "winokit/game/rules.hpp"
-#include "winokit/model/embedding_runtime.hpp"
+#include "winokit/model/vl_model.hpp"
 
 #include "winokit/core/layer.hpp"
 WINOKIT_LAYER(game);

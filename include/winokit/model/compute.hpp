@@ -1,5 +1,5 @@
-// The compute backend's public face (implemented in src/model/gemm.cpp): the one OpenMP pool
-// of winokit's kernels, the GEMM throughput that benchmarks report as the peak, and what
+// The compute backend's public face (implemented in src/model/kernels/gemm.cpp): the one OpenMP
+// pool of winokit's kernels, the GEMM throughput that benchmarks report as the peak, and what
 // computed the numbers (for provenance and cache keys).
 //
 //   winokit::set_compute_threads(2);
@@ -23,8 +23,8 @@ void set_compute_threads(int threads);
 int compute_threads();
 
 // winokit's own dense kernels (every dense layer and attention of every model): their version.
-// Their results are the same bits on every CPU (src/model/kernels.hpp), so the instruction set
-// is provenance, not part of a cache key.
+// Their results are the same bits on every CPU (src/model/kernels/kernels.hpp), so the instruction
+// set is provenance, not part of a cache key.
 std::string kernel_version();
 // The instruction set the kernels run on this CPU: "avx2-fma", or "portable-fma" (no AVX2 + FMA,
 // or WINOKIT_KERNEL=portable); the same bits either way.

@@ -14,15 +14,31 @@
 // scale when downscaling, coefficients in 22-bit fixed point on 8-bit images.
 #pragma once
 
+#include <array>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "winokit/io/image_decode.hpp"
-#include "winokit/model/clip_config.hpp"
 
 #include "winokit/core/layer.hpp"
 WINOKIT_LAYER(model);
 
 namespace winokit {
+
+enum class PreprocessPipeline { Hf, OpenAi };
+const char* to_string(PreprocessPipeline pipeline);
+
+// A CLIP image pipeline: which one, the shortest edge it resizes to, the centre crop and the
+// per-channel normalisation.
+struct PreprocessConfig {
+  PreprocessPipeline pipeline = PreprocessPipeline::Hf;
+  int resize = 224;  // shortest edge
+  int crop = 224;
+  std::array<float, 3> mean = {0.48145466f, 0.4578275f, 0.40821073f};
+  std::array<float, 3> std = {0.26862954f, 0.26130258f, 0.27577711f};
+  nlohmann::json to_json() const;
+};
 
 // PIL's convert("RGB").
 DecodedImage to_rgb(const DecodedImage& image);

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "../test_util.hpp"
+#include "model/families/clip/clip_config.hpp"
 #include "winokit/core/error.hpp"
-#include "winokit/model/clip_config.hpp"
 
 namespace winokit {
 namespace {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "model/families/clip/clip_model.hpp"
 #include "winokit/core/error.hpp"
-#include "winokit/model/clip_model.hpp"
 #include "winokit/model/tokenizer.hpp"
 
 namespace winokit {

@@ -1,6 +1,7 @@
-// The dense kernels (src/model/kernels.hpp) and the blocks on them (src/model/gemm.hpp) against
-// plain reference implementations, and the invariant they promise: a row's bits do not depend on
-// M, on its position, on the other rows, on the thread count or on the kernel the CPU runs.
+// The dense kernels (src/model/kernels/kernels.hpp) and the blocks on them
+// (src/model/kernels/gemm.hpp) against plain reference implementations, and the invariant they
+// promise: a row's bits do not depend on M, on its position, on the other rows, on the thread count
+// or on the kernel the CPU runs.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -9,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "model/gemm.hpp"
-#include "model/kernels.hpp"
+#include "model/kernels/gemm.hpp"
+#include "model/kernels/kernels.hpp"
 #include "winokit/core/rng.hpp"
 
 namespace winokit {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "model/families/clip/clip_config.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/png_writer.hpp"
-#include "winokit/model/clip_config.hpp"
 #include "winokit/model/preprocess.hpp"
 
 namespace winokit {

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "../test_util.hpp"
+#include "model/families/vilt/vilt_model.hpp"
 #include "winokit/core/error.hpp"
-#include "winokit/model/vilt_model.hpp"
 
 namespace winokit {
 namespace {

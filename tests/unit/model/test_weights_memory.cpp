@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "model/runtime/embedding_runtime.hpp"
 #include "test_util.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/hash.hpp"
@@ -14,7 +15,6 @@
 #include "winokit/eval/augment.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/safetensors.hpp"
-#include "winokit/model/embedding_runtime.hpp"
 
 namespace winokit {
 namespace {

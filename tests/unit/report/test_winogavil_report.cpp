@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "model/families/clip/clip_model.hpp"
 #include "test_util.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/rng.hpp"
@@ -12,7 +13,6 @@
 #include "winokit/eval/association.hpp"
 #include "winokit/eval/association_solver.hpp"
 #include "winokit/eval/supervised.hpp"
-#include "winokit/model/clip_model.hpp"
 #include "winokit/model/compute.hpp"
 #include "winokit/report/format.hpp"
 #include "winokit/report/winogavil_report.hpp"

@@ -1,0 +1,681 @@
+// BLIP ITM / ITC: configuration, weights (Hugging Face BlipForImageTextRetrieval layout), image
+// processor and the float32 forward on winokit's kernels (gemm.hpp). The VlModel face is in
+// blip_vl_model.cpp.
+#include "model/families/blip/blip_model.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <optional>
+
+#include "model/kernels/gemm.hpp"
+#include "model/kernels/kernels.hpp"
+#include "model/kernels/parallel.hpp"
+#include "model/layers/transformer.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/safetensors.hpp"
+#include "winokit/model/compute.hpp"
+#include "winokit/model/preprocess.hpp"
+
+namespace winokit {
+
+namespace fs = std::filesystem;
+using detail::layer_norm;
+using detail::Linear;
+using detail::PostOp;
+
+const char* to_string(BlipHead head) {
+  return head == BlipHead::Itm ? "itm" : "itc";
+}
+
+BlipHead parse_blip_head(const std::string& text) {
+  if (text == "itm") return BlipHead::Itm;
+  if (text == "itc") return BlipHead::Itc;
+  throw UsageError("unknown BLIP head '" + text + "' (BLIP's heads: itm, itc)");
+}
+
+nlohmann::json BlipConfig::preprocess_json() const {
+  return {{"convert_rgb", "PIL convert(\"RGB\") (alpha dropped)"},
+          {"resize", do_resize ? nlohmann::json({resize_h, resize_w}) : nlohmann::json(false)},
+          {"resample", "PIL bicubic"},
+          {"rescale_factor", do_rescale ? nlohmann::json(rescale_factor) : nlohmann::json(false)},
+          {"normalize", do_normalize},
+          {"mean", mean},
+          {"std", std}};
+}
+
+nlohmann::json BlipConfig::to_json() const {
+  return {{"text",
+           {{"hidden_size", text_hidden},
+            {"num_hidden_layers", text_layers},
+            {"num_attention_heads", text_heads},
+            {"intermediate_size", text_mlp},
+            {"vocab_size", vocab_size},
+            {"max_position_embeddings", max_text_len},
+            {"encoder_hidden_size", encoder_hidden},
+            {"pad_token_id", pad_id},
+            {"layer_norm_eps", text_eps}}},
+          {"vision",
+           {{"hidden_size", vision_hidden},
+            {"num_hidden_layers", vision_layers},
+            {"num_attention_heads", vision_heads},
+            {"intermediate_size", vision_mlp},
+            {"image_size", image_size},
+            {"patch_size", patch},
+            {"layer_norm_eps", vision_eps}}},
+          {"image_text_hidden_size", embed_dim},
+          {"preprocess", preprocess_json()}};
+}
+
+namespace {
+
+// Caps on what a BLIP config may ask for, far beyond any published checkpoint (BLIP large: width
+// 1024, 24 layers, 384 pixels): a bigger value is a broken or hostile file, refused naming the
+// field before anything is allocated.
+constexpr std::int64_t kMaxBlipSize = 1 << 16;  // widths, layers, vocabulary, text length
+constexpr std::int64_t kMaxBlipEdge = 1536;     // pixels: 4x blip-itm-base's 384
+
+nlohmann::json read_json(const fs::path& p) {
+  try {
+    return nlohmann::json::parse(read_file(p));
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError({p.string(), 0, ""}, std::string("invalid JSON: ") + e.what());
+  }
+}
+
+void read_int(const nlohmann::json& j, const fs::path& p, const std::string& where, const char* key,
+              int& out, int lo, std::int64_t hi = kMaxBlipSize) {
+  if (!j.contains(key) || j[key].is_null()) return;
+  const auto& v = j[key];
+  if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi ||
+      (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi))) {
+    throw InputError(
+        {p.string(), 0, where + key},
+        "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+  }
+  out = static_cast<int>(v.get<std::int64_t>());
+}
+
+void read_eps(const nlohmann::json& j, const fs::path& p, const std::string& where, double& out) {
+  if (!j.contains("layer_norm_eps") || j["layer_norm_eps"].is_null()) return;
+  if (!j["layer_norm_eps"].is_number() || j["layer_norm_eps"].get<double>() <= 0) {
+    throw InputError({p.string(), 0, where + "layer_norm_eps"}, "expected a positive number");
+  }
+  out = j["layer_norm_eps"].get<double>();
+}
+
+void require_gelu(const nlohmann::json& j, const fs::path& p, const std::string& where) {
+  const std::string act = j.value("hidden_act", std::string("gelu"));
+  if (act != "gelu") {
+    throw InputError({p.string(), 0, where + "hidden_act"},
+                     "'" + act + "' is not supported (gelu only)");
+  }
+}
+
+const nlohmann::json& sub_config(const nlohmann::json& j, const fs::path& p, const char* key) {
+  static const nlohmann::json empty = nlohmann::json::object();
+  for (const std::string& k : {std::string(key), std::string(key) + "_dict"}) {
+    if (j.contains(k) && j[k].is_object()) return j[k];
+    if (j.contains(k) && !j[k].is_null())
+      throw InputError({p.string(), 0, k}, "expected an object");
+  }
+  return empty;
+}
+
+}  // namespace
+
+BlipConfig load_blip_config(const fs::path& dir) {
+  const fs::path p = dir / "config.json";
+  if (!fs::exists(p)) throw IoError("no config.json in " + dir.string());
+  const nlohmann::json j = read_json(p);
+  if (!j.is_object() || j.value("model_type", std::string()) != "blip") {
+    throw InputError({p.string(), 0, "model_type"}, "not a BLIP checkpoint (model_type != blip)");
+  }
+  BlipConfig c;
+  read_int(j, p, "", "image_text_hidden_size", c.embed_dim, 1);
+  const nlohmann::json& tc = sub_config(j, p, "text_config");
+  const nlohmann::json& vc = sub_config(j, p, "vision_config");
+  const std::string t = "text_config.", v = "vision_config.";
+  read_int(tc, p, t, "hidden_size", c.text_hidden, 1);
+  read_int(tc, p, t, "num_hidden_layers", c.text_layers, 1);
+  read_int(tc, p, t, "num_attention_heads", c.text_heads, 1);
+  read_int(tc, p, t, "intermediate_size", c.text_mlp, 1);
+  read_int(tc, p, t, "vocab_size", c.vocab_size, 1);
+  read_int(tc, p, t, "max_position_embeddings", c.max_text_len, 3);
+  read_int(tc, p, t, "pad_token_id", c.pad_id, 0);
+  read_eps(tc, p, t, c.text_eps);
+  require_gelu(tc, p, t);
+  read_int(vc, p, v, "hidden_size", c.vision_hidden, 1);
+  read_int(vc, p, v, "num_hidden_layers", c.vision_layers, 1);
+  read_int(vc, p, v, "num_attention_heads", c.vision_heads, 1);
+  read_int(vc, p, v, "intermediate_size", c.vision_mlp, 1);
+  read_int(vc, p, v, "image_size", c.image_size, 1, kMaxBlipEdge);
+  read_int(vc, p, v, "patch_size", c.patch, 1, kMaxBlipEdge);
+  read_eps(vc, p, v, c.vision_eps);
+  require_gelu(vc, p, v);
+  int channels = 3;
+  read_int(vc, p, v, "num_channels", channels, 1);
+  if (channels != 3) throw InputError({p.string(), 0, v + "num_channels"}, "only 3 is supported");
+  // BlipConfig.__init__ sets the text encoder's encoder_hidden_size to the vision width, whatever
+  // text_config says (the cross-attention key / value shapes are checked against it).
+  c.encoder_hidden = c.vision_hidden;
+  if (c.text_hidden % c.text_heads != 0) {
+    throw InputError({p.string(), 0, t + "num_attention_heads"}, "does not divide hidden_size");
+  }
+  if (c.vision_hidden % c.vision_heads != 0) {
+    throw InputError({p.string(), 0, v + "num_attention_heads"}, "does not divide hidden_size");
+  }
+  if (c.image_size % c.patch != 0) {
+    throw InputError({p.string(), 0, v + "patch_size"}, "does not divide image_size");
+  }
+  if (c.pad_id >= c.vocab_size) {
+    throw InputError({p.string(), 0, t + "pad_token_id"}, "not below vocab_size");
+  }
+  c.resize_h = c.resize_w = c.image_size;
+  const fs::path pp = dir / "preprocessor_config.json";
+  if (fs::exists(pp)) {
+    const nlohmann::json q = read_json(pp);
+    if (!q.is_object()) throw InputError({pp.string(), 0, ""}, "expected a JSON object");
+    auto flag = [&](const char* key, bool& out) {
+      if (!q.contains(key) || q[key].is_null()) return;
+      if (!q[key].is_boolean()) throw InputError({pp.string(), 0, key}, "expected true or false");
+      out = q[key].get<bool>();
+    };
+    flag("do_resize", c.do_resize);
+    flag("do_rescale", c.do_rescale);
+    flag("do_normalize", c.do_normalize);
+    if (q.contains("size") && !q["size"].is_null()) {
+      const auto& s = q["size"];
+      auto edge = [&](const nlohmann::json& e, int& out) {
+        if (!e.is_number_integer() || e.get<std::int64_t>() < 1 ||
+            e.get<std::int64_t>() > kMaxBlipEdge) {
+          throw InputError({pp.string(), 0, "size"},
+                           "expected {\"height\": H, \"width\": W} of 1 "
+                           "to " +
+                               std::to_string(kMaxBlipEdge) + " pixels");
+        }
+        out = static_cast<int>(e.get<std::int64_t>());
+      };
+      if (s.is_object() && s.contains("height") && s.contains("width")) {
+        edge(s["height"], c.resize_h);
+        edge(s["width"], c.resize_w);
+      } else if (s.is_number_integer()) {
+        edge(s, c.resize_h);
+        c.resize_w = c.resize_h;
+      } else {
+        throw InputError({pp.string(), 0, "size"}, "expected {\"height\": H, \"width\": W}");
+      }
+    }
+    if (q.contains("resample") && !q["resample"].is_null() &&
+        !(q["resample"].is_number_integer() && q["resample"].get<int>() == 3)) {
+      throw InputError({pp.string(), 0, "resample"}, "only bicubic (3) is supported");
+    }
+    if (q.contains("rescale_factor") && !q["rescale_factor"].is_null()) {
+      if (!q["rescale_factor"].is_number()) {
+        throw InputError({pp.string(), 0, "rescale_factor"}, "expected a number");
+      }
+      c.rescale_factor = q["rescale_factor"].get<double>();
+    }
+    auto triple = [&](const char* key, std::array<float, 3>& out) {
+      if (!q.contains(key) || q[key].is_null()) return;
+      const auto& e = q[key];
+      if (e.is_number()) {
+        out.fill(e.get<float>());
+      } else if (e.is_array() && e.size() == 3 && e[0].is_number() && e[1].is_number() &&
+                 e[2].is_number()) {
+        for (std::size_t k = 0; k < 3; ++k)
+          out[k] = e[k].get<float>();
+      } else {
+        throw InputError({pp.string(), 0, key}, "expected 3 numbers");
+      }
+    };
+    triple("image_mean", c.mean);
+    triple("image_std", c.std);
+  }
+  if (c.do_resize && (c.resize_h != c.image_size || c.resize_w != c.image_size)) {
+    throw InputError({pp.string(), 0, "size"},
+                     "the processed image is " + std::to_string(c.resize_h) + "x" +
+                         std::to_string(c.resize_w) + " but vision_config.image_size is " +
+                         std::to_string(c.image_size));
+  }
+  return c;
+}
+
+BlipConfig blip_itm_base_config() {
+  BlipConfig c;
+  c.text_heads = 12;  // Salesforce/blip-itm-base-coco's config.json lists 12
+  c.vocab_size = 30524;
+  return c;
+}
+
+std::vector<float> blip_preprocess(const DecodedImage& image, const BlipConfig& c) {
+  const DecodedImage rgb = to_rgb(image);
+  int h = rgb.height, w = rgb.width;
+  DecodedImage resized;
+  const DecodedImage* r = &rgb;
+  if (c.do_resize) {
+    resized = pil_resize(rgb, c.resize_w, c.resize_h);
+    r = &resized;
+    h = c.resize_h;
+    w = c.resize_w;
+  }
+  if (h != c.image_size || w != c.image_size) {
+    throw UsageError("BLIP: an image of " + std::to_string(w) + "x" + std::to_string(h) +
+                     " with do_resize false (the model takes " + std::to_string(c.image_size) +
+                     "x" + std::to_string(c.image_size) + ")");
+  }
+  const std::size_t plane = static_cast<std::size_t>(h) * static_cast<std::size_t>(w);
+  std::vector<float> out(3 * plane);
+  for (std::size_t ch = 0; ch < 3; ++ch) {
+    const float m = c.mean[ch], s = c.std[ch];
+    for (std::size_t i = 0; i < plane; ++i) {
+      const std::uint8_t u = r->pixels[i * 3 + ch];
+      // float64(x) * rescale_factor -> float32, then (x - mean) / std in float32.
+      float x = c.do_rescale ? static_cast<float>(u * c.rescale_factor) : static_cast<float>(u);
+      if (c.do_normalize) x = (x - m) / s;
+      out[ch * plane + i] = x;
+    }
+  }
+  return out;
+}
+
+// ---- model ----
+namespace {
+
+using Source = detail::TensorSource;
+
+// BlipEncoderLayer's names: layer_norm1, self_attn.qkv (fused), self_attn.projection, mlp.fc1.
+const detail::EncoderLayerNames kBlipVisionLayerNames = {
+    "layer_norm1", "layer_norm2", {"self_attn.qkv"}, "self_attn.projection", "mlp.fc1", "mlp.fc2"};
+
+class CheckpointSource final : public Source {
+ public:
+  explicit CheckpointSource(SafeTensors st) : st_(std::move(st)) {}
+  std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
+    return st_.to_float(name, shape);
+  }
+  SafeTensors st_;
+};
+
+class RandomSource final : public Source {
+ public:
+  explicit RandomSource(std::uint64_t seed) : seed_(seed) {}
+  std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
+    std::int64_t n = 1;
+    for (auto d : shape)
+      n *= d;
+    Rng rng(derive_seed(seed_, name));
+    std::vector<float> v(static_cast<std::size_t>(n));
+    const bool norm = name.find("LayerNorm") != std::string::npos ||
+                      name.find("layer_norm") != std::string::npos ||
+                      name.find("layernorm") != std::string::npos;
+    const bool bias = name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0;
+    const double scale = bias ? 0.01 : 0.02;  // initializer_range 0.02
+    const double half_width = std::sqrt(3.0) * scale;
+    const double offset = norm && !bias ? 1.0 : 0.0;
+    for (auto& x : v)
+      x = static_cast<float>(offset + half_width * (2.0 * rng.uniform() - 1.0));
+    return v;
+  }
+
+ private:
+  std::uint64_t seed_;
+};
+
+std::vector<float> concat(std::vector<float> a, const std::vector<float>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// The cross-attention block of a text layer (the rest is the shared post-norm BERT layer).
+struct CrossLayer {
+  Linear cross_q, cross_kv, cross_out;  // cross_kv: [key; value] from the vision width
+  std::vector<float> cross_ln_g, cross_ln_b;
+};
+
+// One image's query rows in a batch: rows [row0, row0 + rows) attend to kv ([keys, 2 * width],
+// key | value).
+struct CrossGroup {
+  std::size_t row0 = 0, rows = 0;
+  const float* kv = nullptr;
+  int keys = 0;
+};
+
+// Cross-attention: per (group, head), scores = Q K^T * (1 / sqrt(d)), softmax per row, out = P V,
+// on kernels.hpp's blocks (each output element one fixed chain: a row's bits do not depend on the
+// other rows of its group, on the groups, or on the thread count).
+void cross_attention(const float* q, int width, int heads, const std::vector<CrossGroup>& groups,
+                     float* out) {
+  const int d = width / heads;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  const std::size_t kv_stride = 2 * static_cast<std::size_t>(width);
+  const std::size_t w = static_cast<std::size_t>(width);
+  const int tasks = static_cast<int>(groups.size()) * heads;
+#pragma omp parallel if (tasks > 1)
+  {
+    detail::PackedMatrix keys, values_t;
+    std::vector<float> scores;
+    detail::Epilogue scaled;
+    scaled.scale = scale;
+    const detail::Epilogue plain;
+#pragma omp for schedule(dynamic, 1)
+    for (int t = 0; t < tasks; ++t) {
+      const CrossGroup& g = groups[static_cast<std::size_t>(t / heads)];
+      const std::size_t h = static_cast<std::size_t>(t % heads);
+      const int n = static_cast<int>(g.rows), m = g.keys;
+      if (n == 0) continue;
+      const float* kbase = g.kv + h * static_cast<std::size_t>(d);
+      keys.pack(kbase, m, d, kv_stride);
+      scores.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(m));
+      detail::matmul_block(q + g.row0 * w + h * static_cast<std::size_t>(d), w, n, keys, 0,
+                           keys.panels(), scores.data(), static_cast<std::size_t>(m), scaled);
+      detail::softmax_rows(scores.data(), static_cast<std::size_t>(m), n,
+                           static_cast<std::size_t>(m));
+      values_t.pack_transposed(kbase + w, d, m, kv_stride);
+      detail::matmul_block(scores.data(), static_cast<std::size_t>(m), n, values_t, 0,
+                           values_t.panels(), out + g.row0 * w + h * static_cast<std::size_t>(d), w,
+                           plain);
+    }
+  }
+}
+
+// x / max(||x||, 1e-12) (torch.nn.functional.normalize), the norm in double in index order.
+void normalize(float* x, int n) {
+  double s = 0;
+  for (int i = 0; i < n; ++i)
+    s += static_cast<double>(x[i]) * x[i];
+  const float norm = std::max(static_cast<float>(std::sqrt(s)), 1e-12f);
+  for (int i = 0; i < n; ++i)
+    x[i] /= norm;
+}
+
+}  // namespace
+
+struct BlipModel::Impl {
+  BlipConfig cfg;
+  std::string weights_id;
+  // vision
+  std::vector<float> cls, pos;  // [Dv], [tokens, Dv]
+  Linear patch;
+  std::vector<detail::EncoderLayer> vlayers;
+  std::vector<float> post_g, post_b;
+  // text
+  std::vector<float> word, tpos, emb_g, emb_b;
+  std::vector<detail::EncoderLayer> tlayers;  // post-norm BERT layers
+  std::vector<CrossLayer> tcross;             // their cross-attention blocks
+  // heads
+  Linear vision_proj, text_proj, itm;
+
+  void build(Source& src) {
+    const BlipConfig& c = cfg;
+    const std::int64_t V = c.vision_hidden, T = c.text_hidden, P = c.patch, E = c.encoder_hidden;
+    const std::string ve = "vision_model.embeddings.";
+    cls = src.get(ve + "class_embedding", {1, 1, V});
+    patch = Linear(src.get(ve + "patch_embedding.weight", {V, 3, P, P}),
+                   src.get(ve + "patch_embedding.bias", {V}), c.vision_hidden,
+                   static_cast<int>(3 * P * P));
+    pos = src.get(ve + "position_embedding", {1, c.image_tokens(), V});
+    for (int i = 0; i < c.vision_layers; ++i) {
+      vlayers.push_back(detail::load_encoder_layer(
+          src, "vision_model.encoder.layers." + std::to_string(i) + ".", kBlipVisionLayerNames,
+          {c.vision_hidden, c.vision_mlp, true, PostOp::Gelu}));
+    }
+    post_g = src.get("vision_model.post_layernorm.weight", {V});
+    post_b = src.get("vision_model.post_layernorm.bias", {V});
+
+    const std::string te = "text_encoder.embeddings.";
+    word = src.get(te + "word_embeddings.weight", {c.vocab_size, T});
+    tpos = src.get(te + "position_embeddings.weight", {c.max_text_len, T});
+    emb_g = src.get(te + "LayerNorm.weight", {T});
+    emb_b = src.get(te + "LayerNorm.bias", {T});
+    for (int i = 0; i < c.text_layers; ++i) {
+      const std::string l = "text_encoder.encoder.layer." + std::to_string(i) + ".";
+      tlayers.push_back(detail::load_encoder_layer(
+          src, l, detail::kHfBertLayerNames, {c.text_hidden, c.text_mlp, true, PostOp::Gelu}));
+      CrossLayer L;
+      const std::string x = l + "crossattention.";
+      L.cross_q = Linear(src.get(x + "self.query.weight", {T, T}),
+                         src.get(x + "self.query.bias", {T}), c.text_hidden, c.text_hidden);
+      L.cross_kv = Linear(
+          concat(src.get(x + "self.key.weight", {T, E}), src.get(x + "self.value.weight", {T, E})),
+          concat(src.get(x + "self.key.bias", {T}), src.get(x + "self.value.bias", {T})),
+          2 * c.text_hidden, c.encoder_hidden);
+      L.cross_out =
+          Linear(src.get(x + "output.dense.weight", {T, T}), src.get(x + "output.dense.bias", {T}),
+                 c.text_hidden, c.text_hidden, PostOp::None, /*accumulate=*/true);
+      L.cross_ln_g = src.get(x + "output.LayerNorm.weight", {T});
+      L.cross_ln_b = src.get(x + "output.LayerNorm.bias", {T});
+      tcross.push_back(std::move(L));
+    }
+    const std::int64_t D = c.embed_dim;
+    vision_proj = Linear(src.get("vision_proj.weight", {D, V}), src.get("vision_proj.bias", {D}),
+                         c.embed_dim, c.vision_hidden);
+    text_proj = Linear(src.get("text_proj.weight", {D, T}), src.get("text_proj.bias", {D}),
+                       c.embed_dim, c.text_hidden);
+    itm =
+        Linear(src.get("itm_head.weight", {2, T}), src.get("itm_head.bias", {2}), 2, c.text_hidden);
+  }
+
+  // The text encoder over the sequences ids[s]; with `images`, cross-attention to images[s]
+  // in every layer. Returns the final [CLS] state of each sequence [n, text_hidden].
+  std::vector<float> text_forward(const std::vector<const std::vector<int>*>& ids,
+                                  const std::vector<const BlipImageEmbeds*>* images) const {
+    const BlipConfig& c = cfg;
+    const std::size_t T = static_cast<std::size_t>(c.text_hidden);
+    const std::size_t n = ids.size();
+    std::vector<std::size_t> offsets(n), lengths(n);
+    std::size_t rows = 0;
+    for (std::size_t s = 0; s < n; ++s) {
+      const std::size_t len = ids[s]->size();
+      if (len == 0 || len > static_cast<std::size_t>(c.max_text_len)) {
+        throw UsageError("BLIP: a caption of " + std::to_string(len) + " tokens (1 to " +
+                         std::to_string(c.max_text_len) + " allowed)");
+      }
+      offsets[s] = rows;
+      lengths[s] = len;
+      rows += len;
+    }
+    // Adjacent sequences with the same image form one cross-attention group (its keys packed
+    // once per head).
+    std::vector<CrossGroup> groups;
+    std::vector<const BlipImageEmbeds*> group_image;
+    if (images) {
+      for (std::size_t s = 0; s < n; ++s) {
+        const BlipImageEmbeds* im = (*images)[s];
+        if (im->cross_kv.size() != tlayers.size()) {
+          throw UsageError("BLIP: ITM needs images encoded with their cross-attention keys");
+        }
+        if (!groups.empty() && group_image.back() == im) {
+          groups.back().rows += lengths[s];
+        } else {
+          groups.push_back({offsets[s], lengths[s], nullptr, im->tokens});
+          group_image.push_back(im);
+        }
+      }
+    }
+    // Embeddings: LayerNorm(word + position); no token types. (Padding is never built: each
+    // caption is its own sequence, which is what HF's -10000 key mask computes.)
+    std::vector<float> x(rows * T), pre(T);
+    for (std::size_t s = 0; s < n; ++s) {
+      for (std::size_t t = 0; t < lengths[s]; ++t) {
+        const int id = (*ids[s])[t];
+        if (id < 0 || id >= c.vocab_size) throw UsageError("BLIP: token id out of range");
+        const float* w = &word[static_cast<std::size_t>(id) * T];
+        const float* p = &tpos[t * T];
+        for (std::size_t k = 0; k < T; ++k)
+          pre[k] = w[k] + p[k];
+        layer_norm(pre.data(), 1, c.text_hidden, emb_g, emb_b, c.text_eps,
+                   &x[(offsets[s] + t) * T]);
+      }
+    }
+    // The shared post-norm BERT layers; cross-attention between attention and MLP.
+    const int R = static_cast<int>(rows);
+    std::vector<float> q(images ? rows * T : 0), ctx(images ? rows * T : 0), tmp;
+    detail::EncoderRun run(rows, offsets, lengths, c.text_heads, c.text_eps);
+    run.post_norm = true;
+    if (images) {
+      run.after_attention = [&](int li, float* xs) {
+        const CrossLayer& L = tcross[static_cast<std::size_t>(li)];
+        L.cross_q.forward(xs, R, q.data());
+        for (std::size_t g = 0; g < groups.size(); ++g)
+          groups[g].kv = group_image[g]->cross_kv[static_cast<std::size_t>(li)].data();
+        cross_attention(q.data(), c.text_hidden, c.text_heads, groups, ctx.data());
+        tmp.assign(xs, xs + rows * T);
+        L.cross_out.forward(ctx.data(), R, tmp.data());
+        layer_norm(tmp.data(), rows, c.text_hidden, L.cross_ln_g, L.cross_ln_b, c.text_eps, xs);
+      };
+    }
+    detail::run_encoder_layers(tlayers, x, run);
+    std::vector<float> first(n * T);
+    for (std::size_t s = 0; s < n; ++s)
+      std::copy_n(&x[offsets[s] * T], T, &first[s * T]);
+    return first;
+  }
+};
+
+BlipModel::BlipModel() : impl_(std::make_unique<Impl>()) {}
+BlipModel::BlipModel(BlipModel&&) noexcept = default;
+BlipModel& BlipModel::operator=(BlipModel&&) noexcept = default;
+BlipModel::~BlipModel() = default;
+const BlipConfig& BlipModel::config() const {
+  return impl_->cfg;
+}
+const std::string& BlipModel::weights_id() const {
+  return impl_->weights_id;
+}
+
+BlipModel BlipModel::load(const fs::path& dir) {
+  BlipModel m;
+  m.impl_->cfg = load_blip_config(dir);
+  std::optional<fs::path> found;
+  for (const auto& p : {dir / "model.safetensors", dir / "model.safetensors.index.json",
+                        dir / "pytorch_model.bin"}) {
+    if (fs::exists(p)) {
+      found = p;
+      break;
+    }
+  }
+  if (!found) {
+    throw IoError("no weights in " + dir.string() +
+                  " (model.safetensors, model.safetensors.index.json or pytorch_model.bin)");
+  }
+  CheckpointSource src(found->extension() == ".bin" ? SafeTensors::open_torch(*found)
+                                                    : SafeTensors::open(*found));
+  m.impl_->build(src);
+  m.impl_->weights_id = src.st_.content_hash();
+  return m;
+}
+
+BlipModel BlipModel::random(const BlipConfig& config, std::uint64_t seed) {
+  BlipModel m;
+  m.impl_->cfg = config;
+  RandomSource src(seed);
+  m.impl_->build(src);
+  m.impl_->weights_id = "random:" + std::to_string(seed);
+  return m;
+}
+
+BlipImageEmbeds BlipModel::encode_image(const float* pixels, bool with_cross) const {
+  const Impl& m = *impl_;
+  const BlipConfig& c = m.cfg;
+  const int P = c.patch, S = c.image_size, g = c.grid();
+  const std::size_t V = static_cast<std::size_t>(c.vision_hidden);
+  const std::size_t patches = static_cast<std::size_t>(g) * static_cast<std::size_t>(g);
+  const std::size_t tokens = patches + 1;
+  const std::size_t K = 3ull * P * P;
+  // im2col in Conv2d's weight order (channel, ky, kx), patches row-major.
+  std::vector<float> cols(patches * K);
+  for (int gy = 0; gy < g; ++gy) {
+    for (int gx = 0; gx < g; ++gx) {
+      float* dst = &cols[(static_cast<std::size_t>(gy) * g + gx) * K];
+      for (int ch = 0; ch < 3; ++ch) {
+        for (int ky = 0; ky < P; ++ky) {
+          const float* src =
+              &pixels[(static_cast<std::size_t>(ch) * S + static_cast<std::size_t>(gy) * P + ky) *
+                          S +
+                      static_cast<std::size_t>(gx) * P];
+          std::copy_n(src, P, dst + (static_cast<std::size_t>(ch) * P + ky) * P);
+        }
+      }
+    }
+  }
+  std::vector<float> x(tokens * V);
+  m.patch.forward(cols.data(), static_cast<int>(patches), x.data() + V);
+  for (std::size_t k = 0; k < V; ++k)
+    x[k] = m.cls[k] + m.pos[k];
+  for (std::size_t i = V; i < tokens * V; ++i)
+    x[i] += m.pos[i];
+  const detail::FixedSequences one(1, static_cast<int>(tokens));
+  detail::run_encoder_layers(m.vlayers, x,
+                             {tokens, one.offsets, one.lengths, c.vision_heads, c.vision_eps});
+  const int R = static_cast<int>(tokens);
+  BlipImageEmbeds e;
+  e.tokens = R;
+  e.states.resize(tokens * V);
+  layer_norm(x.data(), tokens, c.vision_hidden, m.post_g, m.post_b, c.vision_eps, e.states.data());
+  e.feature.resize(static_cast<std::size_t>(c.embed_dim));
+  m.vision_proj.forward(e.states.data(), 1, e.feature.data());
+  normalize(e.feature.data(), c.embed_dim);
+  if (with_cross) {
+    for (const CrossLayer& L : m.tcross) {
+      std::vector<float> kv(tokens * 2 * static_cast<std::size_t>(c.text_hidden));
+      L.cross_kv.forward(e.states.data(), R, kv.data());
+      e.cross_kv.push_back(std::move(kv));
+    }
+  }
+  return e;
+}
+
+std::vector<BlipImageEmbeds> BlipModel::encode_images(const std::vector<const float*>& pixels,
+                                                      bool with_cross) const {
+  const int count = static_cast<int>(pixels.size());
+  std::vector<BlipImageEmbeds> out(pixels.size());
+  const bool by_image = count >= compute_threads() && compute_threads() > 1;
+  if (const std::exception_ptr f = detail::for_each_item(count, by_image, [&](int n) {
+        out[static_cast<std::size_t>(n)] =
+            encode_image(pixels[static_cast<std::size_t>(n)], with_cross);
+      })) {
+    std::rethrow_exception(f);
+  }
+  return out;
+}
+
+std::vector<float> BlipModel::itm_logits(const std::vector<const std::vector<int>*>& ids,
+                                         const std::vector<const BlipImageEmbeds*>& images) const {
+  if (ids.size() != images.size()) throw UsageError("BLIP: as many captions as images needed");
+  if (ids.empty()) return {};
+  const std::vector<float> first = impl_->text_forward(ids, &images);
+  std::vector<float> logits(ids.size() * 2);
+  impl_->itm.forward(first.data(), static_cast<int>(ids.size()), logits.data());
+  return logits;
+}
+
+std::vector<float> BlipModel::text_features(const std::vector<const std::vector<int>*>& ids) const {
+  if (ids.empty()) return {};
+  const int D = impl_->cfg.embed_dim;
+  const std::vector<float> first = impl_->text_forward(ids, nullptr);
+  std::vector<float> f(ids.size() * static_cast<std::size_t>(D));
+  impl_->text_proj.forward(first.data(), static_cast<int>(ids.size()), f.data());
+  for (std::size_t s = 0; s < ids.size(); ++s)
+    normalize(&f[s * static_cast<std::size_t>(D)], D);
+  return f;
+}
+
+double blip_itm_probability(const float* logits) {
+  float p[2] = {logits[0], logits[1]};
+  detail::softmax_inplace(p, 2);
+  return p[1];
+}
+
+double blip_cosine(const float* a, const float* b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; ++i)
+    s += static_cast<double>(a[i]) * b[i];
+  return s;
+}
+
+}  // namespace winokit

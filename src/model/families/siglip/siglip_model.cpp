@@ -1,0 +1,669 @@
+// SigLIP: configuration (SigLIP's defaults), image processor, weights (Hugging Face SiglipModel
+// layout) and the float32 forward of both towers on winokit's kernels (gemm.hpp), after
+// modeling_siglip.py (tests/fixtures/siglip_reference.py is the transcription it follows).
+#include "model/families/siglip/siglip_model.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "model/kernels/gemm.hpp"
+#include "model/layers/transformer.hpp"
+#include "model/runtime/tensor_source.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/safetensors.hpp"
+#include "winokit/model/compute.hpp"
+#include "winokit/model/preprocess.hpp"
+
+namespace winokit {
+
+namespace fs = std::filesystem;
+using detail::layer_norm;
+using detail::Linear;
+using detail::PostOp;
+
+namespace {
+
+// Caps on what a SigLIP config may ask for, far beyond any published checkpoint (so400m:
+// width 1152, 27 layers, 384 pixels; vocabularies up to 256k): a bigger value is a broken or
+// hostile file, refused naming the field before anything is allocated.
+constexpr std::int64_t kMaxSize = 1 << 16;          // widths, layers, heads, text positions
+constexpr std::int64_t kMaxVocab = 1 << 20;         // vocabulary rows
+constexpr std::int64_t kMaxImageEdge = 2048;        // pixels
+constexpr double kSiglipInitLogitScale = 2.302585;  // log(10), SigLIP's initialisation
+constexpr double kSiglipInitLogitBias = -10.0;
+
+nlohmann::json read_json(const fs::path& p) {
+  try {
+    return nlohmann::json::parse(read_file(p));
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError({p.string(), 0, ""}, std::string("invalid JSON: ") + e.what());
+  }
+}
+
+// An integer field in [lo, hi], when present (null means "the default", as transformers).
+void read_int(const nlohmann::json& j, const std::string& file, const std::string& where,
+              const char* key, int& out, std::int64_t lo, std::int64_t hi = kMaxSize) {
+  if (!j.contains(key) || j[key].is_null()) return;
+  const auto& v = j[key];
+  if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi ||
+      (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi))) {
+    throw InputError({file, 0, where + key}, "expected an integer from " + std::to_string(lo) +
+                                                 " to " + std::to_string(hi));
+  }
+  out = static_cast<int>(v.get<std::int64_t>());
+}
+
+void read_tower(const nlohmann::json& j, const std::string& file, const std::string& where,
+                SiglipTowerConfig& t) {
+  read_int(j, file, where, "hidden_size", t.hidden, 1);
+  read_int(j, file, where, "intermediate_size", t.mlp, 1);
+  read_int(j, file, where, "num_hidden_layers", t.layers, 1);
+  read_int(j, file, where, "num_attention_heads", t.heads, 1);
+  if (j.contains("layer_norm_eps") && !j["layer_norm_eps"].is_null()) {
+    if (!j["layer_norm_eps"].is_number() || !(j["layer_norm_eps"].get<double>() > 0)) {
+      throw InputError({file, 0, where + "layer_norm_eps"}, "expected a positive number");
+    }
+    t.eps = j["layer_norm_eps"].get<double>();
+  }
+  if (j.contains("hidden_act") && !j["hidden_act"].is_null()) {
+    if (!j["hidden_act"].is_string()) {
+      throw InputError({file, 0, where + "hidden_act"}, "expected a string");
+    }
+    t.act = j["hidden_act"].get<std::string>();
+  }
+  if (t.act != "gelu_pytorch_tanh" && t.act != "gelu_new" && t.act != "gelu" &&
+      t.act != "quick_gelu") {
+    throw InputError(
+        {file, 0, where + "hidden_act"},
+        "'" + t.act + "' is not supported (gelu_pytorch_tanh, gelu_new, gelu, quick_gelu)");
+  }
+  if (t.hidden % t.heads != 0) {
+    throw InputError({file, 0, where + "num_attention_heads"}, "does not divide hidden_size");
+  }
+}
+
+PostOp post_op(const std::string& act) {
+  if (act == "gelu") return PostOp::Gelu;
+  if (act == "quick_gelu") return PostOp::QuickGelu;
+  return PostOp::GeluTanh;  // gelu_pytorch_tanh and gelu_new: the same tanh approximation
+}
+
+nlohmann::json tower_json(const SiglipTowerConfig& t) {
+  return {{"hidden_size", t.hidden},       {"intermediate_size", t.mlp},
+          {"num_hidden_layers", t.layers}, {"num_attention_heads", t.heads},
+          {"layer_norm_eps", t.eps},       {"hidden_act", t.act}};
+}
+
+}  // namespace
+
+nlohmann::json SiglipPreprocessConfig::to_json() const {
+  return {{"kind", "siglip"},
+          {"convert_rgb", "always (alpha dropped, not composited)"},
+          {"do_resize", do_resize},
+          {"size", {{"height", height}, {"width", width}}},
+          {"resample", resample == 2 ? "PIL bilinear" : "PIL bicubic"},
+          {"do_rescale", do_rescale},
+          {"rescale_factor", rescale_factor},
+          {"do_normalize", do_normalize},
+          {"image_mean", mean},
+          {"image_std", std}};
+}
+
+nlohmann::json SiglipConfig::to_json() const {
+  return {{"text_config",
+           {{"tower", tower_json(text)},
+            {"vocab_size", vocab_size},
+            {"max_position_embeddings", max_positions},
+            {"projection_size", projection_size}}},
+          {"vision_config",
+           {{"tower", tower_json(vision)},
+            {"image_size", image_size},
+            {"patch_size", patch},
+            {"num_channels", channels}}},
+          {"embed_dim", embed_dim()}};
+}
+
+SiglipConfig siglip_config_from_json(const nlohmann::json& config,
+                                     const nlohmann::json& preprocessor, const std::string& where) {
+  if (!config.is_object()) throw InputError({where, 0, ""}, "expected a JSON object");
+  SiglipConfig c;
+  static const nlohmann::json kEmpty = nlohmann::json::object();
+  auto sub = [&](const char* key) -> const nlohmann::json& {
+    if (!config.contains(key) || config[key].is_null()) return kEmpty;
+    if (!config[key].is_object()) throw InputError({where, 0, key}, "expected an object");
+    return config[key];
+  };
+  const nlohmann::json& tc = sub("text_config");
+  const nlohmann::json& vc = sub("vision_config");
+  read_tower(tc, where, "text_config.", c.text);
+  read_int(tc, where, "text_config.", "vocab_size", c.vocab_size, 1, kMaxVocab);
+  read_int(tc, where, "text_config.", "max_position_embeddings", c.max_positions, 1);
+  c.projection_size = c.text.hidden;  // projection_size absent or null: hidden_size
+  read_int(tc, where, "text_config.", "projection_size", c.projection_size, 1);
+  read_tower(vc, where, "vision_config.", c.vision);
+  read_int(vc, where, "vision_config.", "image_size", c.image_size, 1, kMaxImageEdge);
+  read_int(vc, where, "vision_config.", "patch_size", c.patch, 1, kMaxImageEdge);
+  read_int(vc, where, "vision_config.", "num_channels", c.channels, 3, 3);
+  // Conv2d with stride = kernel = patch and "valid" padding: (image_size // patch)^2 patches, a
+  // remainder of pixels on the right and bottom is not seen (so400m: 384 / 14 -> 27 x 27).
+  if (c.patch > c.image_size) {
+    throw InputError({where, 0, "vision_config.patch_size"}, "larger than image_size");
+  }
+  if (vc.contains("vision_use_head") && vc["vision_use_head"].is_boolean() &&
+      !vc["vision_use_head"].get<bool>()) {
+    throw InputError({where, 0, "vision_config.vision_use_head"},
+                     "a SigLIP vision tower without its attention pooling head has no image "
+                     "embedding (SiglipModel needs the head)");
+  }
+  if (c.projection_size != c.vision.hidden) {
+    throw InputError({where, 0, "text_config.projection_size"},
+                     "the text embedding (" + std::to_string(c.projection_size) +
+                         ") and the image embedding (vision hidden_size " +
+                         std::to_string(c.vision.hidden) + ") differ in size");
+  }
+  // preprocessor_config.json (SiglipImageProcessor's defaults for what it does not list).
+  const std::string pp_where =
+      where == "config.json" ? "preprocessor_config.json"
+                             : fs::path(where).parent_path().string() + "/preprocessor_config.json";
+  SiglipPreprocessConfig& p = c.preprocess;
+  p.height = p.width = c.image_size;  // only used when the processor does not say
+  if (preprocessor.is_object()) {
+    const nlohmann::json& q = preprocessor;
+    auto flag = [&](const char* key, bool& out) {
+      if (!q.contains(key) || q[key].is_null()) return;
+      if (!q[key].is_boolean()) throw InputError({pp_where, 0, key}, "expected true or false");
+      out = q[key].get<bool>();
+    };
+    flag("do_resize", p.do_resize);
+    flag("do_rescale", p.do_rescale);
+    flag("do_normalize", p.do_normalize);
+    if (q.contains("size") && !q["size"].is_null()) {
+      const auto& s = q["size"];
+      if (!s.is_object() || !s.contains("height") || !s.contains("width")) {
+        throw InputError({pp_where, 0, "size"}, "expected {\"height\": H, \"width\": W}");
+      }
+      read_int(s, pp_where, "size.", "height", p.height, 1, kMaxImageEdge);
+      read_int(s, pp_where, "size.", "width", p.width, 1, kMaxImageEdge);
+    } else {
+      p.height = p.width = 224;  // SiglipImageProcessor's default size
+    }
+    read_int(q, pp_where, "", "resample", p.resample, 0, 5);
+    if (p.resample != 2 && p.resample != 3) {
+      throw InputError(
+          {pp_where, 0, "resample"},
+          "only PIL bilinear (2) and bicubic (3) are supported, got " + std::to_string(p.resample));
+    }
+    if (q.contains("rescale_factor") && !q["rescale_factor"].is_null()) {
+      if (!q["rescale_factor"].is_number()) {
+        throw InputError({pp_where, 0, "rescale_factor"}, "expected a number");
+      }
+      p.rescale_factor = q["rescale_factor"].get<double>();
+    }
+    auto triple = [&](const char* key, std::array<float, 3>& out) {
+      if (!q.contains(key) || q[key].is_null()) return;
+      const auto& v = q[key];
+      if (v.is_number()) {
+        out.fill(v.get<float>());
+      } else if (v.is_array() && v.size() == 3 && v[0].is_number() && v[1].is_number() &&
+                 v[2].is_number()) {
+        for (std::size_t k = 0; k < 3; ++k)
+          out[k] = v[k].get<float>();
+      } else {
+        throw InputError({pp_where, 0, key}, "expected 3 numbers");
+      }
+    };
+    triple("image_mean", p.mean);
+    triple("image_std", p.std);
+  } else {
+    p.height = p.width = 224;
+  }
+  if (p.do_resize && (p.height != c.image_size || p.width != c.image_size)) {
+    throw InputError({pp_where, 0, "size"},
+                     "resizes to " + std::to_string(p.width) + "x" + std::to_string(p.height) +
+                         ", but the vision tower takes " + std::to_string(c.image_size) + "x" +
+                         std::to_string(c.image_size) + " images");
+  }
+  return c;
+}
+
+SiglipConfig load_siglip_config(const fs::path& dir) {
+  const fs::path p = dir / "config.json";
+  if (!fs::is_regular_file(p)) throw IoError("no config.json in " + dir.string());
+  const nlohmann::json j = read_json(p);
+  if (!j.is_object() || j.value("model_type", std::string()) != "siglip") {
+    throw InputError({p.string(), 0, "model_type"},
+                     "not a SigLIP checkpoint (model_type != siglip)");
+  }
+  const fs::path pp = dir / "preprocessor_config.json";
+  const nlohmann::json q = fs::is_regular_file(pp) ? read_json(pp) : nlohmann::json();
+  return siglip_config_from_json(j, q, p.string());
+}
+
+SiglipConfig siglip_base_patch16_224_config() {
+  return SiglipConfig{};  // the defaults are google/siglip-base-patch16-224's
+}
+
+// ---- image processor ----
+DecodedImage siglip_pil_resize(const DecodedImage& rgb, int width, int height, int resample) {
+  if (rgb.mode != PixelMode::RGB) throw Error("siglip_pil_resize: RGB images only");
+  if (resample != 2 && resample != 3) throw Error("siglip_pil_resize: bilinear or bicubic only");
+  return pil_resize(rgb, width, height, resample == 2 ? PilFilter::Bilinear : PilFilter::Bicubic);
+}
+
+std::vector<float> siglip_preprocess(const DecodedImage& image, const SiglipPreprocessConfig& c) {
+  DecodedImage rgb = to_rgb(image);
+  if (c.do_resize) {
+    // Bicubic through the CLIP pipeline's resampler (the same PIL arithmetic, vectorised).
+    rgb = c.resample == 3 ? pil_resize(rgb, c.width, c.height)
+                          : siglip_pil_resize(rgb, c.width, c.height, c.resample);
+  } else if (rgb.width != c.width || rgb.height != c.height) {
+    throw UsageError("an image of " + std::to_string(rgb.width) + "x" + std::to_string(rgb.height) +
+                     " with do_resize off: the model takes " + std::to_string(c.width) + "x" +
+                     std::to_string(c.height));
+  }
+  const std::size_t plane = static_cast<std::size_t>(c.width) * static_cast<std::size_t>(c.height);
+  std::vector<float> out(3 * plane);
+  for (int ch = 0; ch < 3; ++ch) {
+    const float m = c.mean[static_cast<std::size_t>(ch)], s = c.std[static_cast<std::size_t>(ch)];
+    float* dst = &out[static_cast<std::size_t>(ch) * plane];
+    for (std::size_t i = 0; i < plane; ++i) {
+      const std::uint8_t v = rgb.pixels[i * 3 + static_cast<std::size_t>(ch)];
+      // rescale: float64(x) * factor, then float32; normalize: (x - mean) / std in float32.
+      float x = c.do_rescale ? static_cast<float>(static_cast<double>(v) * c.rescale_factor)
+                             : static_cast<float>(v);
+      if (c.do_normalize) x = (x - m) / s;
+      dst[i] = x;
+    }
+  }
+  return out;
+}
+
+// ---- model ----
+namespace {
+
+class CheckpointSource final : public detail::TensorSource {
+ public:
+  explicit CheckpointSource(SafeTensors st) : st_(std::move(st)) {}
+  std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
+    std::vector<float> v = st_.to_float(name, shape);
+    st_.release(name);
+    return v;
+  }
+  SafeTensors st_;
+};
+
+// Seeded uniform weights (benchmarks): LayerNorm gains 1, biases small, the rest +-0.02 * sqrt 3.
+class RandomSource final : public detail::TensorSource {
+ public:
+  explicit RandomSource(std::uint64_t seed) : seed_(seed) {}
+  std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
+    std::int64_t n = 1;
+    for (auto d : shape)
+      n *= d;
+    std::vector<float> v(static_cast<std::size_t>(n));
+    if (name == "logit_scale" || name == "logit_bias") {
+      std::fill(
+          v.begin(), v.end(),
+          static_cast<float>(name == "logit_scale" ? kSiglipInitLogitScale : kSiglipInitLogitBias));
+      return v;
+    }
+    Rng rng(derive_seed(seed_, name));
+    const bool norm = name.find("norm") != std::string::npos;
+    const bool bias = name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0;
+    const double half_width = std::sqrt(3.0) * (bias ? 0.01 : 0.02);
+    const double offset = norm && !bias ? 1.0 : 0.0;
+    for (auto& x : v)
+      x = static_cast<float>(offset + half_width * (2.0 * rng.uniform() - 1.0));
+    return v;
+  }
+
+ private:
+  std::uint64_t seed_;
+};
+
+// One pre-LN encoder (SiglipEncoder): its layers and their sizes.
+struct Encoder {
+  SiglipTowerConfig cfg;
+  std::vector<detail::EncoderLayer> layers;
+
+  void build(detail::TensorSource& src, const std::string& prefix, const SiglipTowerConfig& c) {
+    cfg = c;
+    for (int i = 0; i < c.layers; ++i) {
+      layers.push_back(detail::load_encoder_layer(
+          src, prefix + "encoder.layers." + std::to_string(i) + ".", detail::kHfClipLayerNames,
+          {c.hidden, c.mlp, true, post_op(c.act)}));
+    }
+  }
+};
+
+// Scratch of one attention task (one sequence, one head).
+struct AttentionScratch {
+  detail::PackedMatrix keys, values_t;
+  std::vector<float> scores;
+};
+
+// out [nq, d] (row stride ldo) = softmax(Q K^T / sqrt(d)) V for one head, on the calling thread:
+// Q [nq, d] (row stride ldq), K and V [nk, d] (row stride ldkv). The same operations as
+// detail::attention (gemm.cpp), so a row's bits depend only on its query and the keys.
+void attend(const float* q, std::size_t ldq, int nq, const float* k, const float* v,
+            std::size_t ldkv, int nk, int d, float* out, std::size_t ldo, AttentionScratch& s) {
+  detail::Epilogue scaled;
+  scaled.scale = 1.0f / std::sqrt(static_cast<float>(d));
+  const detail::Epilogue plain;
+  s.keys.pack(k, nk, d, ldkv);
+  s.scores.resize(static_cast<std::size_t>(nq) * static_cast<std::size_t>(nk));
+  detail::matmul_block(q, ldq, nq, s.keys, 0, s.keys.panels(), s.scores.data(),
+                       static_cast<std::size_t>(nk), scaled);
+  detail::softmax_rows(s.scores.data(), static_cast<std::size_t>(nk), nq,
+                       static_cast<std::size_t>(nk));
+  s.values_t.pack_transposed(v, d, nk, ldkv);
+  detail::matmul_block(s.scores.data(), static_cast<std::size_t>(nk), nq, s.values_t, 0,
+                       s.values_t.panels(), out, ldo, plain);
+}
+
+// Runs `layers` over `seqs` sequences of `len` rows in x [seqs * len, H]. `keys[s]`: how many
+// leading rows of sequence s every query attends to (the padding mask); empty: all of them.
+void run_encoder(const Encoder& e, std::vector<float>& x, int seqs, int len,
+                 const std::vector<int>& keys) {
+  const SiglipTowerConfig& c = e.cfg;
+  const int H = c.hidden;
+  const std::size_t rows = static_cast<std::size_t>(seqs) * static_cast<std::size_t>(len);
+  const detail::FixedSequences sequences(seqs, len);
+  detail::EncoderRun run{rows, sequences.offsets, sequences.lengths, c.heads, c.eps};
+  if (!keys.empty()) {
+    const int d = H / c.heads;
+    const std::size_t ld3 = 3 * static_cast<std::size_t>(H);
+    run.attend = [&](const float* qkv, float* ctx) {
+      const int tasks = seqs * c.heads;
+#pragma omp parallel if (tasks > 1)
+      {
+        AttentionScratch scratch;
+#pragma omp for schedule(dynamic, 1)
+        for (int t = 0; t < tasks; ++t) {
+          const int s = t / c.heads, h = t % c.heads;
+          const std::size_t row0 = static_cast<std::size_t>(s) * static_cast<std::size_t>(len);
+          const float* base = qkv + row0 * ld3 + static_cast<std::size_t>(h) * d;
+          attend(base, ld3, len, base + H, base + 2 * static_cast<std::size_t>(H), ld3,
+                 keys[static_cast<std::size_t>(s)], d,
+                 ctx + row0 * H + static_cast<std::size_t>(h) * d, static_cast<std::size_t>(H),
+                 scratch);
+        }
+      }
+    };
+  }
+  detail::run_encoder_layers(e.layers, x, run);
+}
+
+}  // namespace
+
+struct SiglipModel::Impl {
+  SiglipConfig cfg;
+  std::string weights_id;
+  // text
+  std::vector<float> token_emb, text_pos, final_g, final_b;
+  Encoder text;
+  Linear text_head;
+  // vision
+  Linear patch;
+  std::vector<float> vision_pos, post_g, post_b;
+  Encoder vision;
+  std::vector<float> probe_q;  // the probe through the head's query projection [H]
+  Linear head_kv, head_out, head_fc1, head_fc2;
+  std::vector<float> head_ln_g, head_ln_b;
+  float logit_scale = 0, logit_bias = 0;
+
+  void build(detail::TensorSource& src) {
+    const SiglipConfig& c = cfg;
+    const std::int64_t T = c.text.hidden, V = c.vision.hidden, P = c.patch;
+    token_emb = src.get("text_model.embeddings.token_embedding.weight", {c.vocab_size, T});
+    text_pos = src.get("text_model.embeddings.position_embedding.weight", {c.max_positions, T});
+    text.build(src, "text_model.", c.text);
+    final_g = src.get("text_model.final_layer_norm.weight", {T});
+    final_b = src.get("text_model.final_layer_norm.bias", {T});
+    text_head = Linear(src.get("text_model.head.weight", {c.projection_size, T}),
+                       src.get("text_model.head.bias", {c.projection_size}), c.projection_size,
+                       c.text.hidden);
+    const std::string e = "vision_model.embeddings.";
+    patch = Linear(src.get(e + "patch_embedding.weight", {V, c.channels, P, P}),
+                   src.get(e + "patch_embedding.bias", {V}), c.vision.hidden,
+                   static_cast<int>(c.channels * P * P));
+    vision_pos = src.get(e + "position_embedding.weight", {c.patches(), V});
+    vision.build(src, "vision_model.", c.vision);
+    post_g = src.get("vision_model.post_layernorm.weight", {V});
+    post_b = src.get("vision_model.post_layernorm.bias", {V});
+    const std::string h = "vision_model.head.";
+    const std::vector<float> probe = src.get(h + "probe", {1, 1, V});
+    const std::vector<float> in_w = src.get(h + "attention.in_proj_weight", {3 * V, V});
+    const std::vector<float> in_b = src.get(h + "attention.in_proj_bias", {3 * V});
+    const std::size_t vv = static_cast<std::size_t>(V) * static_cast<std::size_t>(V);
+    // The probe is the same for every image: its query (rows [0, V) of in_proj) is computed once.
+    Linear q(std::vector<float>(in_w.begin(), in_w.begin() + static_cast<std::ptrdiff_t>(vv)),
+             std::vector<float>(in_b.begin(), in_b.begin() + V), c.vision.hidden, c.vision.hidden);
+    probe_q.resize(static_cast<std::size_t>(V));
+    q.forward(probe.data(), 1, probe_q.data());
+    head_kv = Linear(std::vector<float>(in_w.begin() + static_cast<std::ptrdiff_t>(vv), in_w.end()),
+                     std::vector<float>(in_b.begin() + V, in_b.end()), 2 * c.vision.hidden,
+                     c.vision.hidden);
+    head_out =
+        Linear(src.get(h + "attention.out_proj.weight", {V, V}),
+               src.get(h + "attention.out_proj.bias", {V}), c.vision.hidden, c.vision.hidden);
+    head_ln_g = src.get(h + "layernorm.weight", {V});
+    head_ln_b = src.get(h + "layernorm.bias", {V});
+    const std::int64_t M = c.vision.mlp;
+    head_fc1 = Linear(src.get(h + "mlp.fc1.weight", {M, V}), src.get(h + "mlp.fc1.bias", {M}),
+                      c.vision.mlp, c.vision.hidden, post_op(c.vision.act));
+    head_fc2 = Linear(src.get(h + "mlp.fc2.weight", {V, M}), src.get(h + "mlp.fc2.bias", {V}),
+                      c.vision.hidden, c.vision.mlp, PostOp::None, /*accumulate=*/true);
+    logit_scale = src.get("logit_scale", {1})[0];
+    logit_bias = src.get("logit_bias", {1})[0];
+  }
+};
+
+SiglipModel::SiglipModel() : impl_(std::make_unique<Impl>()) {}
+SiglipModel::SiglipModel(SiglipModel&&) noexcept = default;
+SiglipModel& SiglipModel::operator=(SiglipModel&&) noexcept = default;
+SiglipModel::~SiglipModel() = default;
+
+const SiglipConfig& SiglipModel::config() const {
+  return impl_->cfg;
+}
+const std::string& SiglipModel::weights_id() const {
+  return impl_->weights_id;
+}
+std::string SiglipModel::compute_signature() const {
+  return kernel_version();
+}
+float SiglipModel::logit_scale() const {
+  return impl_->logit_scale;
+}
+float SiglipModel::logit_bias() const {
+  return impl_->logit_bias;
+}
+
+SiglipModel SiglipModel::load(const fs::path& dir, const fs::path& hash_index_dir) {
+  SiglipModel m;
+  m.impl_->cfg = load_siglip_config(dir);
+  std::optional<fs::path> found;
+  for (const auto& p : {dir / "model.safetensors", dir / "model.safetensors.index.json",
+                        dir / "pytorch_model.bin"}) {
+    if (fs::is_regular_file(p)) {
+      found = p;
+      break;
+    }
+  }
+  if (!found) {
+    throw IoError("no weights in " + dir.string() +
+                  " (model.safetensors, model.safetensors.index.json or pytorch_model.bin)");
+  }
+  CheckpointSource src(found->extension() == ".bin" ? SafeTensors::open_torch(*found)
+                                                    : SafeTensors::open(*found));
+  m.impl_->weights_id = src.st_.content_hash(hash_index_dir);
+  m.impl_->build(src);
+  return m;
+}
+
+SiglipModel SiglipModel::random(const SiglipConfig& config, std::uint64_t seed) {
+  SiglipModel m;
+  m.impl_->cfg = config;
+  RandomSource src(seed);
+  m.impl_->build(src);
+  m.impl_->weights_id = "random:" + std::to_string(seed);
+  return m;
+}
+
+std::vector<float> SiglipModel::encode_images(const float* pixels, int count) const {
+  const Impl& m = *impl_;
+  const SiglipConfig& c = m.cfg;
+  const int H = c.vision.hidden, P = c.patch, S = c.image_size, g = S / P;
+  const int N = c.patches();
+  std::vector<float> pooled(static_cast<std::size_t>(count) * static_cast<std::size_t>(H));
+  if (count <= 0) return pooled;
+  const std::size_t rows = static_cast<std::size_t>(count) * static_cast<std::size_t>(N);
+  // Patches (im2col, patch order (channel, ky, kx) as the Conv2d weight), then the
+  // position embedding added to (patch W^T + b): the Linear accumulates onto it.
+  const std::size_t K = static_cast<std::size_t>(c.channels) * P * P;
+  std::vector<float> cols(rows * K);
+#pragma omp parallel for schedule(static)
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::size_t img = r / static_cast<std::size_t>(N);
+    const int p = static_cast<int>(r % static_cast<std::size_t>(N));
+    const int gy = p / g, gx = p % g;
+    float* dst = &cols[r * K];
+    for (int ch = 0; ch < c.channels; ++ch) {
+      for (int ky = 0; ky < P; ++ky) {
+        const float* src =
+            pixels +
+            ((img * static_cast<std::size_t>(c.channels) + static_cast<std::size_t>(ch)) *
+                 static_cast<std::size_t>(S) +
+             static_cast<std::size_t>(gy * P + ky)) *
+                static_cast<std::size_t>(S) +
+            static_cast<std::size_t>(gx * P);
+        std::copy_n(src, P, dst + (static_cast<std::size_t>(ch) * P + ky) * P);
+      }
+    }
+  }
+  std::vector<float> x(rows * H);
+  m.patch.forward(cols.data(), static_cast<int>(rows), x.data());
+  cols.clear();
+  cols.shrink_to_fit();
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* pe = &m.vision_pos[(r % static_cast<std::size_t>(N)) * H];
+    float* row = &x[r * H];
+    for (int k = 0; k < H; ++k)
+      row[k] += pe[k];
+  }
+  run_encoder(m.vision, x, count, N, {});
+  std::vector<float> last(rows * H);
+  layer_norm(x.data(), rows, H, m.post_g, m.post_b, c.vision.eps, last.data());
+  x.clear();
+  x.shrink_to_fit();
+  // The attention pooling head: the probe's query against every patch (keys and values from
+  // in_proj rows [V, 3V)), out_proj (no residual), then + MLP(LayerNorm(.)).
+  std::vector<float> kv(rows * 2 * H);
+  m.head_kv.forward(last.data(), static_cast<int>(rows), kv.data());
+  const int heads = c.vision.heads, d = H / heads;
+  std::vector<float> ctx(static_cast<std::size_t>(count) * H);
+  const int tasks = count * heads;
+  const std::size_t ld2 = 2 * static_cast<std::size_t>(H);
+#pragma omp parallel if (tasks > 1)
+  {
+    AttentionScratch scratch;
+#pragma omp for schedule(dynamic, 1)
+    for (int t = 0; t < tasks; ++t) {
+      const int img = t / heads, h = t % heads;
+      const float* base =
+          kv.data() + static_cast<std::size_t>(img) * N * ld2 + static_cast<std::size_t>(h) * d;
+      attend(m.probe_q.data() + static_cast<std::size_t>(h) * d, static_cast<std::size_t>(H), 1,
+             base, base + H, ld2, N, d,
+             ctx.data() + static_cast<std::size_t>(img) * H + static_cast<std::size_t>(h) * d,
+             static_cast<std::size_t>(H), scratch);
+    }
+  }
+  m.head_out.forward(ctx.data(), count, pooled.data());
+  std::vector<float> normed(static_cast<std::size_t>(count) * H),
+      mid(static_cast<std::size_t>(count) * static_cast<std::size_t>(c.vision.mlp));
+  layer_norm(pooled.data(), static_cast<std::size_t>(count), H, m.head_ln_g, m.head_ln_b,
+             c.vision.eps, normed.data());
+  m.head_fc1.forward(normed.data(), count, mid.data());
+  m.head_fc2.forward(mid.data(), count, pooled.data());
+  return pooled;
+}
+
+std::vector<float> SiglipModel::encode_texts(const std::vector<SiglipTokens>& tokens,
+                                             bool use_mask) const {
+  const Impl& m = *impl_;
+  const SiglipConfig& c = m.cfg;
+  const int H = c.text.hidden, L = c.max_positions;
+  const int n = static_cast<int>(tokens.size());
+  std::vector<float> out(static_cast<std::size_t>(n) * static_cast<std::size_t>(c.projection_size));
+  if (n == 0) return out;
+  const std::size_t rows = static_cast<std::size_t>(n) * static_cast<std::size_t>(L);
+  std::vector<float> x(rows * H);
+  std::vector<int> keys;
+  for (int s = 0; s < n; ++s) {
+    const SiglipTokens& t = tokens[static_cast<std::size_t>(s)];
+    if (t.ids.size() != static_cast<std::size_t>(L)) {
+      throw UsageError("SigLIP: a caption of " + std::to_string(t.ids.size()) +
+                       " ids (the text tower pools position " + std::to_string(L - 1) +
+                       ": exactly " + std::to_string(L) + " padded ids needed)");
+    }
+    if (use_mask) {
+      if (t.mask.size() != t.ids.size()) throw UsageError("SigLIP: ids and mask differ in length");
+      // The padding mask as _prepare_4d_attention_mask gives it: keys with mask 0 get
+      // finfo(float32).min added, so exp() makes them exactly 0. The tokenizer's masks are
+      // 1...1 0...0; the count of leading ones is what every query attends to.
+      int real = 0;
+      while (real < L && t.mask[static_cast<std::size_t>(real)] != 0)
+        ++real;
+      for (int k = real; k < L; ++k) {
+        if (t.mask[static_cast<std::size_t>(k)] != 0) {
+          throw UsageError("SigLIP: an attention mask with a hole (only right padding)");
+        }
+      }
+      if (real == 0) throw UsageError("SigLIP: an attention mask of zeros");
+      keys.push_back(real);
+    }
+    for (int p = 0; p < L; ++p) {
+      const int id = t.ids[static_cast<std::size_t>(p)];
+      if (id < 0 || id >= c.vocab_size) {
+        throw UsageError("SigLIP: token id " + std::to_string(id) + " outside the vocabulary (" +
+                         std::to_string(c.vocab_size) + ")");
+      }
+      const float* w = &m.token_emb[static_cast<std::size_t>(id) * H];
+      const float* pe = &m.text_pos[static_cast<std::size_t>(p) * H];
+      float* row = &x[(static_cast<std::size_t>(s) * L + static_cast<std::size_t>(p)) * H];
+      for (int k = 0; k < H; ++k)
+        row[k] = w[k] + pe[k];
+    }
+  }
+  run_encoder(m.text, x, n, L, keys);
+  // final_layer_norm of the last position only (LayerNorm is per row), then the head.
+  std::vector<float> last(static_cast<std::size_t>(n) * H);
+  for (int s = 0; s < n; ++s) {
+    layer_norm(&x[(static_cast<std::size_t>(s) * L + static_cast<std::size_t>(L - 1)) * H], 1, H,
+               m.final_g, m.final_b, c.text.eps, &last[static_cast<std::size_t>(s) * H]);
+  }
+  m.text_head.forward(last.data(), n, out.data());
+  return out;
+}
+
+double SiglipModel::score(const float* text, const float* image) const {
+  const int dim = impl_->cfg.embed_dim();
+  double tt = 0, ii = 0, ti = 0;
+  for (int k = 0; k < dim; ++k) {
+    tt += static_cast<double>(text[k]) * text[k];
+    ii += static_cast<double>(image[k]) * image[k];
+    ti += static_cast<double>(text[k]) * image[k];
+  }
+  // exp in float on winokit's kernels (logit_scale is a float32 tensor; the same bits on every
+  // CPU), the rest in double.
+  const double scale = detail::exp_float(impl_->logit_scale);
+  return scale * ti / (std::sqrt(tt) * std::sqrt(ii)) + static_cast<double>(impl_->logit_bias);
+}
+
+}  // namespace winokit

@@ -1,0 +1,407 @@
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "model/kernels/gemm.hpp"
+#include "model/layers/transformer.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/core/rng.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/safetensors.hpp"
+#include "winokit/model/gpt2_model.hpp"
+
+namespace winokit {
+
+namespace fs = std::filesystem;
+using detail::layer_norm;
+using detail::Linear;
+using detail::PostOp;
+using nlohmann::json;
+
+double Gpt2Config::parameters() const {
+  const double w = width, m = inner;
+  const double block = 2 * 2 * w + (3 * w * w + 3 * w) + (w * w + w) + (w * m + m) + (m * w + w);
+  return vocab_size * w + positions * w + layers * block + 2 * w;
+}
+
+std::string perplexity_definition(bool bos) {
+  const std::string nll =
+      bos ? "mean negative log-likelihood (nats) of every caption token given the tokens before "
+            "it, with <|endoftext|> prepended as a start token"
+          : "mean negative log-likelihood (nats) of caption tokens 2..n given the tokens before "
+            "each, no start token; GPT2LMHeadModel(ids, labels=ids).loss";
+  return "mean_nll = " + nll + "; perplexity = exp(mean_nll), the textbook perplexity" +
+         (bos ? std::string(" (the evaluate library's perplexity metric)") : std::string()) +
+         "; perplexity_exp2 = 2^mean_nll, what the Winoground paper's official "
+         "statistics/compute_statistics.py correlates (Table 6, left)";
+}
+
+namespace {
+
+// The logits of at most this many rows at once (256 x vocabulary floats: 51 MB for GPT-2).
+constexpr int kBlockRows = 256;
+
+int config_int(const json& cfg, const char* name, int fallback, const fs::path& file,
+               long long max_value = INT_MAX / 4) {
+  auto it = cfg.find(name);
+  if (it == cfg.end() || it->is_null()) return fallback;
+  if (!it->is_number_integer()) {
+    throw InputError({file.string(), 0, name},
+                     std::string("expected a positive integer, got ") + it->dump());
+  }
+  // Unsigned values above INT64_MAX are number_unsigned: compare as unsigned first.
+  if (it->is_number_unsigned()
+          ? it->get<unsigned long long>() > static_cast<unsigned long long>(max_value)
+          : (it->get<long long>() <= 0 || it->get<long long>() > max_value)) {
+    throw InputError(
+        {file.string(), 0, name},
+        "expected a positive integer up to " + std::to_string(max_value) + ", got " + it->dump());
+  }
+  if (it->get<long long>() <= 0) {
+    throw InputError({file.string(), 0, name}, "expected a positive integer, got " + it->dump());
+  }
+  return static_cast<int>(it->get<long long>());
+}
+
+std::vector<float> transpose(const std::vector<float>& m, int rows, int cols) {
+  std::vector<float> t(m.size());
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c)
+      t[static_cast<std::size_t>(c) * rows + r] = m[static_cast<std::size_t>(r) * cols + c];
+  }
+  return t;
+}
+
+using Source = detail::TensorSource;
+
+class FileSource final : public Source {
+ public:
+  explicit FileSource(SafeTensors st) : st_(std::move(st)) {
+    prefix_ = st_.find("transformer.wte.weight") != nullptr ? "transformer." : "";
+  }
+  std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
+    return st_.to_float(prefix_ + name, shape);
+  }
+  const SafeTensors& tensors() const { return st_; }
+
+ private:
+  SafeTensors st_;
+  std::string prefix_;
+};
+
+class RandomSource final : public Source {
+ public:
+  explicit RandomSource(std::uint64_t seed) : seed_(seed) {}
+  std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
+    std::int64_t n = 1;
+    for (auto d : shape)
+      n *= d;
+    Rng rng(derive_seed(seed_, name));
+    const bool bias = name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0;
+    const bool gain = name.find("ln_") != std::string::npos && !bias;
+    // GPT-2's initialisation scales: N(0, 0.02^2)-like weights, unit LayerNorm gains.
+    const double scale = bias ? 0.01 : gain ? 0.1 : 0.02;
+    const double half_width = std::sqrt(3.0) * scale;
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (auto& x : v)
+      x = static_cast<float>((gain ? 1.0 : 0.0) + half_width * (2.0 * rng.uniform() - 1.0));
+    return v;
+  }
+
+ private:
+  std::uint64_t seed_;
+};
+
+// log softmax(row)[target] over n logits: max subtracted, exp by the kernels' exp (the same
+// bits on every CPU), the sum of exponentials accumulated in float64 in 8 interleaved partial
+// sums added in a fixed order (so it does not depend on the vector width the compiler picks,
+// the threads or the batch).
+double log_prob(const float* row, int n, int target) {
+  float mx = -INFINITY;
+  for (int j = 0; j < n; ++j)
+    mx = std::max(mx, row[j]);
+  thread_local std::vector<float> e;
+  e.resize(static_cast<std::size_t>(n));
+  for (int j = 0; j < n; ++j)
+    e[static_cast<std::size_t>(j)] = row[j] - mx;
+  detail::exp_inplace(e.data(), e.size());
+  constexpr int kLanes = 8;
+  double part[kLanes] = {};
+  int j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int l = 0; l < kLanes; ++l)
+      part[l] += static_cast<double>(e[static_cast<std::size_t>(j + l)]);
+  }
+  for (; j < n; ++j)
+    part[j % kLanes] += static_cast<double>(e[static_cast<std::size_t>(j)]);
+  double sum = 0;
+  for (double p : part)
+    sum += p;
+  return static_cast<double>(row[target] - mx) - std::log(sum);
+}
+
+}  // namespace
+
+Gpt2Config load_gpt2_config(const fs::path& dir) {
+  const fs::path file = dir / "config.json";
+  json cfg;
+  try {
+    cfg = json::parse(read_file(file));
+  } catch (const json::exception& e) {  // parse_error, or out_of_range (1e400)
+    throw InputError({file.string(), 0, ""}, std::string("malformed JSON: ") + e.what());
+  }
+  if (!cfg.is_object()) throw InputError({file.string(), 0, ""}, "expected a JSON object");
+  if (auto mt = cfg.find("model_type"); mt != cfg.end() && mt->is_string() && *mt != "gpt2") {
+    throw InputError({file.string(), 0, "model_type"},
+                     "'" + mt->get<std::string>() + "' is not a GPT-2 model",
+                     "perplexity needs a Hugging Face GPT-2 checkpoint (gpt2, distilgpt2, ...)");
+  }
+  Gpt2Config c;
+  c.layers = config_int(cfg, "n_layer", 12, file, 1000);
+  c.heads = config_int(cfg, "n_head", 12, file, 1000);
+  c.width = config_int(cfg, "n_embd", 768, file, 1 << 16);
+  c.positions =
+      config_int(cfg, "n_positions", config_int(cfg, "n_ctx", 1024, file, 1 << 20), file, 1 << 20);
+  c.vocab_size = config_int(cfg, "vocab_size", 50257, file, 1 << 24);
+  c.inner = config_int(cfg, "n_inner", 4 * c.width, file, 1 << 18);
+  if (c.width % c.heads != 0) {
+    throw InputError({file.string(), 0, "n_head"}, "n_embd " + std::to_string(c.width) +
+                                                       " is not a multiple of n_head " +
+                                                       std::to_string(c.heads));
+  }
+  if (auto it = cfg.find("layer_norm_epsilon"); it != cfg.end() && !it->is_null()) {
+    if (!it->is_number() || !(it->get<double>() > 0) || !std::isfinite(it->get<double>())) {
+      throw InputError({file.string(), 0, "layer_norm_epsilon"}, "expected a positive number");
+    }
+    c.eps = it->get<double>();
+  }
+  if (auto it = cfg.find("activation_function"); it != cfg.end() && !it->is_null()) {
+    const std::string a = it->is_string() ? it->get<std::string>() : it->dump();
+    if (a == "gelu_new" || a == "gelu_pytorch_tanh") {
+      c.act = Gpt2Activation::GeluTanh;
+    } else if (a == "gelu") {
+      c.act = Gpt2Activation::GeluErf;
+    } else {
+      throw InputError({file.string(), 0, "activation_function"},
+                       "unsupported activation '" + a + "'",
+                       "gelu_new, gelu_pytorch_tanh and gelu are supported");
+    }
+  }
+  for (const char* flag : {"scale_attn_by_inverse_layer_idx"}) {
+    if (auto it = cfg.find(flag); it != cfg.end() && it->is_boolean() && it->get<bool>()) {
+      throw InputError({file.string(), 0, flag}, "not supported (GPT-2 checkpoints leave it off)");
+    }
+  }
+  if (auto it = cfg.find("scale_attn_weights");
+      it != cfg.end() && it->is_boolean() && !it->get<bool>()) {
+    throw InputError({file.string(), 0, "scale_attn_weights"},
+                     "not supported (GPT-2 checkpoints scale attention by 1/sqrt(d))");
+  }
+  return c;
+}
+
+struct Gpt2Model::Impl {
+  Gpt2Config cfg;
+  std::string weights_id;
+  std::vector<float> wte, wpe;  // [vocab, width], [positions, width]
+  std::vector<detail::EncoderLayer> blocks;
+  std::vector<float> lnf_g, lnf_b;
+  Linear head;  // logits = h wte^T
+  mutable double gemm_seconds = 0;
+
+  void load(Source& src) {
+    const std::int64_t w = cfg.width, m = cfg.inner;
+    const int wi = cfg.width, mi = cfg.inner;
+    wte = src.get("wte.weight", {cfg.vocab_size, w});
+    wpe = src.get("wpe.weight", {cfg.positions, w});
+    const PostOp act = cfg.act == Gpt2Activation::GeluTanh ? PostOp::GeluTanh : PostOp::Gelu;
+    for (int i = 0; i < cfg.layers; ++i) {
+      const std::string p = "h." + std::to_string(i) + ".";
+      detail::EncoderLayer b;
+      b.ln1_g = src.get(p + "ln_1.weight", {w});
+      b.ln1_b = src.get(p + "ln_1.bias", {w});
+      b.ln2_g = src.get(p + "ln_2.weight", {w});
+      b.ln2_b = src.get(p + "ln_2.bias", {w});
+      // Conv1D weights are stored [in, out]; Linear takes [out, in].
+      b.qkv = Linear(transpose(src.get(p + "attn.c_attn.weight", {w, 3 * w}), wi, 3 * wi),
+                     src.get(p + "attn.c_attn.bias", {3 * w}), 3 * wi, wi);
+      b.out = Linear(transpose(src.get(p + "attn.c_proj.weight", {w, w}), wi, wi),
+                     src.get(p + "attn.c_proj.bias", {w}), wi, wi, PostOp::None,
+                     /*accumulate=*/true);
+      b.fc1 = Linear(transpose(src.get(p + "mlp.c_fc.weight", {w, m}), wi, mi),
+                     src.get(p + "mlp.c_fc.bias", {m}), mi, wi, act);
+      b.fc2 = Linear(transpose(src.get(p + "mlp.c_proj.weight", {m, w}), mi, wi),
+                     src.get(p + "mlp.c_proj.bias", {w}), wi, mi, PostOp::None,
+                     /*accumulate=*/true);
+      blocks.push_back(std::move(b));
+    }
+    lnf_g = src.get("ln_f.weight", {w});
+    lnf_b = src.get("ln_f.bias", {w});
+    head = Linear(wte, {}, cfg.vocab_size, wi);
+  }
+
+  // y = layer(x) on `rows` rows (each row's bits do not depend on the others: gemm.hpp).
+  void gemm(const Linear& layer, const float* x, int rows, float* y) const {
+    const auto t0 = std::chrono::steady_clock::now();
+    layer.forward(x, rows, y);
+    gemm_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  // Scores sequences [first, last) of `seqs` into `out`.
+  void score_batch(const std::vector<std::vector<int>>& seqs, std::size_t first, std::size_t last,
+                   std::vector<SequenceScore>& out) const {
+    const int w = cfg.width;
+    std::vector<int> start, len;
+    int total = 0;
+    for (std::size_t s = first; s < last; ++s) {
+      start.push_back(total);
+      len.push_back(static_cast<int>(seqs[s].size()));
+      total += len.back();
+    }
+    const int rows = total;
+    const std::size_t rw = static_cast<std::size_t>(rows) * w;
+    std::vector<float> x(rw, 0.f);
+    for (std::size_t s = first; s < last; ++s) {
+      const auto& seq = seqs[s];
+      for (std::size_t t = 0; t < seq.size(); ++t) {
+        float* dst = &x[(static_cast<std::size_t>(start[s - first]) + t) * w];
+        const float* tok = &wte[static_cast<std::size_t>(seq[t]) * w];
+        const float* pos = &wpe[t * w];
+        for (int i = 0; i < w; ++i)
+          dst[i] = tok[i] + pos[i];
+      }
+    }
+    const std::vector<std::size_t> offsets(start.begin(), start.end()),
+        lengths(len.begin(), len.end());
+    // Conv1D's layer, written as the shared pre-LN layer with causal attention.
+    detail::EncoderRun run{static_cast<std::size_t>(rows),
+                           offsets,
+                           lengths,
+                           cfg.heads,
+                           cfg.eps,
+                           /*causal=*/true};
+    run.gemm_seconds = &gemm_seconds;
+    detail::run_encoder_layers(blocks, x, run);
+    // Rows that predict a next token: positions 0..n-2 of each sequence, with their targets.
+    std::vector<int> pick, target;
+    for (std::size_t s = first; s < last; ++s) {
+      for (std::size_t t = 0; t + 1 < seqs[s].size(); ++t) {
+        pick.push_back(start[s - first] + static_cast<int>(t));
+        target.push_back(seqs[s][t + 1]);
+      }
+    }
+    std::vector<double> log_probs(pick.size());
+    const int v = cfg.vocab_size;
+    std::vector<float> gathered(static_cast<std::size_t>(kBlockRows) * w),
+        normed_rows(gathered.size()), logits(static_cast<std::size_t>(kBlockRows) * v);
+    for (std::size_t r0 = 0; r0 < pick.size(); r0 += kBlockRows) {
+      const std::size_t count = std::min<std::size_t>(kBlockRows, pick.size() - r0);
+      for (std::size_t r = 0; r < count; ++r) {
+        std::memcpy(&gathered[r * w], &x[static_cast<std::size_t>(pick[r0 + r]) * w],
+                    sizeof(float) * w);
+      }
+      layer_norm(gathered.data(), count, w, lnf_g, lnf_b, cfg.eps, normed_rows.data());
+      gemm(head, normed_rows.data(), static_cast<int>(count), logits.data());
+#pragma omp parallel for schedule(static)
+      for (std::size_t r = 0; r < count; ++r) {
+        log_probs[r0 + r] = log_prob(&logits[r * v], v, target[r0 + r]);
+      }
+    }
+    std::size_t k = 0;
+    for (std::size_t s = first; s < last; ++s) {
+      SequenceScore sc;
+      const std::size_t n = seqs[s].size() - 1;
+      sc.log_probs.assign(log_probs.begin() + static_cast<std::ptrdiff_t>(k),
+                          log_probs.begin() + static_cast<std::ptrdiff_t>(k + n));
+      k += n;
+      double sum = 0;
+      for (double lp : sc.log_probs)
+        sum += lp;
+      sc.mean_nll = -sum / static_cast<double>(n);
+      sc.perplexity = std::exp(sc.mean_nll);
+      out[s] = std::move(sc);
+    }
+  }
+};
+
+Gpt2Model::Gpt2Model() : impl_(std::make_unique<Impl>()) {}
+Gpt2Model::Gpt2Model(Gpt2Model&&) noexcept = default;
+Gpt2Model& Gpt2Model::operator=(Gpt2Model&&) noexcept = default;
+Gpt2Model::~Gpt2Model() = default;
+
+const Gpt2Config& Gpt2Model::config() const {
+  return impl_->cfg;
+}
+const std::string& Gpt2Model::weights_id() const {
+  return impl_->weights_id;
+}
+double Gpt2Model::gemm_seconds() const {
+  return impl_->gemm_seconds;
+}
+
+Gpt2Model Gpt2Model::load(const fs::path& dir) {
+  Gpt2Model model;
+  model.impl_->cfg = load_gpt2_config(dir);
+  const std::vector<fs::path> candidates = {
+      dir / "model.safetensors", dir / "model.safetensors.index.json", dir / "pytorch_model.bin"};
+  auto found = std::find_if(candidates.begin(), candidates.end(),
+                            [](const fs::path& p) { return fs::is_regular_file(p); });
+  if (found == candidates.end()) {
+    throw IoError((dir / "model.safetensors").string() + ": not found",
+                  "a GPT-2 checkpoint folder holds model.safetensors or pytorch_model.bin");
+  }
+  FileSource src(found->extension() == ".bin" ? SafeTensors::open_torch(*found)
+                                              : SafeTensors::open(*found));
+  model.impl_->weights_id = src.tensors().content_hash();
+  model.impl_->load(src);
+  return model;
+}
+
+Gpt2Model Gpt2Model::random(const Gpt2Config& config, std::uint64_t seed) {
+  Gpt2Model model;
+  model.impl_->cfg = config;
+  model.impl_->weights_id = "random:" + std::to_string(seed);
+  RandomSource src(seed);
+  model.impl_->load(src);
+  return model;
+}
+
+std::vector<SequenceScore> Gpt2Model::score(const std::vector<std::vector<int>>& sequences,
+                                            const Gpt2Options& options) const {
+  const Gpt2Config& c = impl_->cfg;
+  for (std::size_t s = 0; s < sequences.size(); ++s) {
+    const auto& seq = sequences[s];
+    if (seq.size() < 2 || static_cast<int>(seq.size()) > c.positions) {
+      throw UsageError("sequence " + std::to_string(s) + " has " + std::to_string(seq.size()) +
+                       " tokens (2 to " + std::to_string(c.positions) + " needed)");
+    }
+    for (int id : seq) {
+      if (id < 0 || id >= c.vocab_size) {
+        throw UsageError("sequence " + std::to_string(s) + ": token id " + std::to_string(id) +
+                         " outside the model's vocabulary of " + std::to_string(c.vocab_size));
+      }
+    }
+  }
+  std::vector<SequenceScore> out(sequences.size());
+  const std::size_t budget = static_cast<std::size_t>(std::max(1, options.batch_tokens));
+  if (options.on_progress && !sequences.empty()) options.on_progress(0, sequences.size());
+  for (std::size_t first = 0; first < sequences.size();) {
+    std::size_t last = first, tokens = 0;
+    while (last < sequences.size() &&
+           (last == first || tokens + sequences[last].size() <= budget)) {
+      tokens += sequences[last].size();
+      ++last;
+    }
+    impl_->score_batch(sequences, first, last, out);
+    first = last;
+    if (options.on_progress) options.on_progress(first, sequences.size());
+  }
+  return out;
+}
+
+}  // namespace winokit

@@ -1,0 +1,497 @@
+#include "model/lm/llama_model.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstring>
+
+#include "model/kernels/gemm.hpp"
+#include "winokit/core/error.hpp"
+#include "winokit/io/files.hpp"
+#include "winokit/io/safetensors.hpp"
+
+namespace winokit {
+
+namespace fs = std::filesystem;
+using detail::Linear;
+using nlohmann::json;
+
+namespace {
+
+int positive_int(const json& cfg, const char* name, int fallback, const std::string& where,
+                 long long max_value) {
+  auto it = cfg.find(name);
+  if (it == cfg.end() || it->is_null()) return fallback;
+  const bool ok = it->is_number_unsigned() ? it->get<unsigned long long>() >= 1 &&
+                                                 it->get<unsigned long long>() <=
+                                                     static_cast<unsigned long long>(max_value)
+                                           : it->is_number_integer() && it->get<long long>() >= 1 &&
+                                                 it->get<long long>() <= max_value;
+  if (!ok) {
+    throw InputError({where, 0, name}, "expected a positive integer up to " +
+                                           std::to_string(max_value) + ", got " + it->dump());
+  }
+  return static_cast<int>(it->get<long long>());
+}
+
+double positive_number(const json& cfg, const char* name, double fallback,
+                       const std::string& where) {
+  auto it = cfg.find(name);
+  if (it == cfg.end() || it->is_null()) return fallback;
+  if (!it->is_number() || !(it->get<double>() > 0) || !std::isfinite(it->get<double>())) {
+    throw InputError({where, 0, name}, "expected a positive number, got " + it->dump());
+  }
+  return it->get<double>();
+}
+
+bool flag(const json& cfg, const char* name, bool fallback, const std::string& where) {
+  auto it = cfg.find(name);
+  if (it == cfg.end() || it->is_null()) return fallback;
+  if (!it->is_boolean()) throw InputError({where, 0, name}, "expected true or false");
+  return it->get<bool>();
+}
+
+// RMSNorm as transformers' LlamaRMSNorm: variance = mean(x^2) (here in double, index order),
+// x * rsqrt(variance + eps) rounded to float, then times the weight in float.
+void rms_norm(const float* x, std::size_t rows, int width, const std::vector<float>& g, double eps,
+              float* y) {
+#pragma omp parallel for schedule(static)
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* in = x + r * static_cast<std::size_t>(width);
+    float* out = y + r * static_cast<std::size_t>(width);
+    double ss = 0;
+    for (int i = 0; i < width; ++i)
+      ss += static_cast<double>(in[i]) * in[i];
+    const double inv = 1.0 / std::sqrt(ss / width + eps);
+    for (int i = 0; i < width; ++i)
+      out[i] = static_cast<float>(in[i] * inv) * g[static_cast<std::size_t>(i)];
+  }
+}
+
+struct Layer {
+  std::vector<float> ln1, ln2;
+  Linear qkv;      // [(heads + 2 kv_heads) * head_dim, hidden]: q, k, v side by side
+  Linear o;        // accumulates onto the residual
+  Linear gate_up;  // [2 * intermediate, hidden]: gate then up
+  Linear down;     // accumulates onto the residual
+};
+
+}  // namespace
+
+nlohmann::json LlamaConfig::to_json() const {
+  return {{"model_type", model_type},
+          {"vocab_size", vocab_size},
+          {"hidden_size", hidden},
+          {"intermediate_size", intermediate},
+          {"num_hidden_layers", layers},
+          {"num_attention_heads", heads},
+          {"num_key_value_heads", kv_heads},
+          {"head_dim", head_dim},
+          {"max_position_embeddings", max_positions},
+          {"rms_norm_eps", rms_eps},
+          {"rope_theta", rope_theta},
+          {"tie_word_embeddings", tie_embeddings},
+          {"qkv_bias", qkv_bias},
+          {"o_bias", o_bias},
+          {"mlp_bias", mlp_bias}};
+}
+
+std::size_t KvCache::bytes() const {
+  std::size_t n = 0;
+  for (const auto& x : k)
+    n += x.size() * sizeof(float);
+  for (const auto& x : v)
+    n += x.size() * sizeof(float);
+  return n;
+}
+
+LlamaConfig llama_config_from_json(const json& cfg, const std::string& where) {
+  if (!cfg.is_object()) throw InputError({where, 0, ""}, "expected a JSON object");
+  LlamaConfig c;
+  if (auto it = cfg.find("model_type"); it != cfg.end() && it->is_string()) {
+    c.model_type = it->get<std::string>();
+  }
+  if (c.model_type != "llama" && c.model_type != "qwen2") {
+    throw InputError({where, 0, "model_type"},
+                     "'" + c.model_type + "' is not a Llama or Qwen2 language model");
+  }
+  const bool qwen = c.model_type == "qwen2";
+  if (qwen) {  // Qwen2Config's defaults
+    c.vocab_size = 151936;
+    c.hidden = 4096;
+    c.intermediate = 22016;
+    c.heads = 32;
+    c.kv_heads = 32;
+    c.max_positions = 32768;
+  }
+  c.vocab_size = positive_int(cfg, "vocab_size", c.vocab_size, where, 1 << 24);
+  c.hidden = positive_int(cfg, "hidden_size", c.hidden, where, 1 << 16);
+  c.intermediate = positive_int(cfg, "intermediate_size", c.intermediate, where, 1 << 18);
+  c.layers = positive_int(cfg, "num_hidden_layers", c.layers, where, 1000);
+  c.heads = positive_int(cfg, "num_attention_heads", c.heads, where, 1024);
+  c.kv_heads = positive_int(cfg, "num_key_value_heads", c.heads, where, 1024);
+  c.max_positions = positive_int(cfg, "max_position_embeddings", c.max_positions, where, 1 << 24);
+  if (c.hidden % c.heads != 0 && cfg.find("head_dim") == cfg.end()) {
+    throw InputError({where, 0, "num_attention_heads"}, "hidden_size " + std::to_string(c.hidden) +
+                                                            " is not a multiple of " +
+                                                            std::to_string(c.heads));
+  }
+  c.head_dim = positive_int(cfg, "head_dim", c.hidden / c.heads, where, 1 << 12);
+  if (c.head_dim % 2 != 0) {
+    throw InputError({where, 0, "head_dim"}, "rotary embeddings need an even head_dim");
+  }
+  if (c.heads % c.kv_heads != 0) {
+    throw InputError({where, 0, "num_key_value_heads"},
+                     std::to_string(c.heads) + " attention heads are not a multiple of " +
+                         std::to_string(c.kv_heads) + " key/value heads");
+  }
+  c.rms_eps = positive_number(cfg, "rms_norm_eps", 1e-6, where);
+  c.rope_theta = positive_number(cfg, "rope_theta", 10000.0, where);
+  c.tie_embeddings = flag(cfg, "tie_word_embeddings", false, where);
+  if (qwen) {
+    c.qkv_bias = true;
+  } else {
+    c.qkv_bias = c.o_bias = flag(cfg, "attention_bias", false, where);
+    c.mlp_bias = flag(cfg, "mlp_bias", false, where);
+  }
+  if (auto it = cfg.find("hidden_act"); it != cfg.end() && !it->is_null() && *it != "silu") {
+    throw InputError({where, 0, "hidden_act"}, "unsupported activation " + it->dump(),
+                     "Llama and Qwen2 checkpoints use silu");
+  }
+  if (auto it = cfg.find("rope_scaling"); it != cfg.end() && !it->is_null()) {
+    const json& rs = *it;
+    const auto type =
+        rs.is_object() ? rs.value("rope_type", rs.value("type", std::string())) : std::string();
+    if (type != "default") {
+      throw InputError({where, 0, "rope_scaling"}, "unsupported rope_scaling " + rs.dump(),
+                       "only unscaled rotary embeddings are implemented");
+    }
+  }
+  if (qwen && flag(cfg, "use_sliding_window", false, where)) {
+    throw InputError({where, 0, "use_sliding_window"}, "sliding-window attention is not supported");
+  }
+  return c;
+}
+
+struct LlamaModel::Impl {
+  LlamaConfig cfg;
+  std::string weights_id;
+  std::vector<float> embed_tokens;  // [vocab, hidden]
+  std::vector<Layer> layers;
+  std::vector<float> norm;
+  Linear head;
+  std::vector<float> inv_freq;  // [head_dim / 2]
+
+  int q_width() const { return cfg.heads * cfg.head_dim; }
+  int kv_width() const { return cfg.kv_heads * cfg.head_dim; }
+
+  void load(const SafeTensors& st, const std::string& prefix, const std::string& head_name) {
+    const std::int64_t h = cfg.hidden, m = cfg.intermediate, d = cfg.head_dim;
+    const std::int64_t qw = q_width(), kw = kv_width();
+    auto get = [&](const std::string& name, const std::vector<std::int64_t>& shape) {
+      auto v = st.to_float(name, shape);
+      st.release(name);
+      return v;
+    };
+    auto concat = [](std::vector<float> a, const std::vector<float>& b) {
+      a.insert(a.end(), b.begin(), b.end());
+      return a;
+    };
+    embed_tokens = get(prefix + "embed_tokens.weight", {cfg.vocab_size, h});
+    for (int i = 0; i < cfg.layers; ++i) {
+      const std::string p = prefix + "layers." + std::to_string(i) + ".";
+      Layer l;
+      l.ln1 = get(p + "input_layernorm.weight", {h});
+      l.ln2 = get(p + "post_attention_layernorm.weight", {h});
+      std::vector<float> w = concat(concat(get(p + "self_attn.q_proj.weight", {qw, h}),
+                                           get(p + "self_attn.k_proj.weight", {kw, h})),
+                                    get(p + "self_attn.v_proj.weight", {kw, h}));
+      std::vector<float> b;
+      if (cfg.qkv_bias) {
+        b = concat(
+            concat(get(p + "self_attn.q_proj.bias", {qw}), get(p + "self_attn.k_proj.bias", {kw})),
+            get(p + "self_attn.v_proj.bias", {kw}));
+      }
+      const int qkv_n = static_cast<int>(qw + 2 * kw);
+      l.qkv = Linear(w, b, qkv_n, cfg.hidden);
+      l.o = Linear(get(p + "self_attn.o_proj.weight", {h, qw}),
+                   cfg.o_bias ? get(p + "self_attn.o_proj.bias", {h}) : std::vector<float>{},
+                   cfg.hidden, static_cast<int>(qw), detail::PostOp::None, /*accumulate=*/true);
+      w = concat(get(p + "mlp.gate_proj.weight", {m, h}), get(p + "mlp.up_proj.weight", {m, h}));
+      b.clear();
+      if (cfg.mlp_bias)
+        b = concat(get(p + "mlp.gate_proj.bias", {m}), get(p + "mlp.up_proj.bias", {m}));
+      l.gate_up = Linear(w, b, 2 * cfg.intermediate, cfg.hidden);
+      l.down = Linear(get(p + "mlp.down_proj.weight", {h, m}),
+                      cfg.mlp_bias ? get(p + "mlp.down_proj.bias", {h}) : std::vector<float>{},
+                      cfg.hidden, cfg.intermediate, detail::PostOp::None, /*accumulate=*/true);
+      layers.push_back(std::move(l));
+    }
+    norm = get(prefix + "norm.weight", {h});
+    if (cfg.tie_embeddings) {
+      head = Linear(embed_tokens, {}, cfg.vocab_size, cfg.hidden);
+    } else {
+      head = Linear(get(head_name, {cfg.vocab_size, h}), {}, cfg.vocab_size, cfg.hidden);
+    }
+    // transformers' default rope: inv_freq = 1 / theta^(arange(0, d, 2) / d) in float32.
+    inv_freq.resize(static_cast<std::size_t>(d / 2));
+    for (std::int64_t i = 0; i < d / 2; ++i) {
+      const float e = static_cast<float>(2 * i) / static_cast<float>(d);
+      const float p = static_cast<float>(std::pow(
+          static_cast<double>(static_cast<float>(cfg.rope_theta)), static_cast<double>(e)));
+      inv_freq[static_cast<std::size_t>(i)] = 1.0f / p;
+    }
+  }
+
+  // Rotates one head's d values at position `pos` in place: x * cos + rotate_half(x) * sin,
+  // rotate_half(x) = (-x2, x1), cos/sin of pos * inv_freq (in float, as transformers), each
+  // evaluated in double and rounded to float.
+  void rope(float* x, const float* cosv, const float* sinv) const {
+    const int half = cfg.head_dim / 2;
+    for (int i = 0; i < half; ++i) {
+      const float a = x[i], b = x[i + half];
+      x[i] = a * cosv[i] - b * sinv[i];
+      x[i + half] = b * cosv[i] + a * sinv[i];
+    }
+  }
+
+  void angles(int pos, float* cosv, float* sinv) const {
+    const int half = cfg.head_dim / 2;
+    for (int i = 0; i < half; ++i) {
+      const float f = static_cast<float>(pos) * inv_freq[static_cast<std::size_t>(i)];
+      cosv[i] = static_cast<float>(std::cos(static_cast<double>(f)));
+      sinv[i] = static_cast<float>(std::sin(static_cast<double>(f)));
+    }
+  }
+
+  std::vector<float> forward(const std::vector<LlamaSequence>& seqs, LogitRows which) const {
+    const int hid = cfg.hidden, d = cfg.head_dim, qw = q_width(), kw = kv_width();
+    const int qkv_n = qw + 2 * kw, inter = cfg.intermediate;
+    const std::size_t ns = seqs.size();
+    std::vector<int> start(ns), past(ns);
+    int rows = 0;
+    for (std::size_t s = 0; s < ns; ++s) {
+      start[s] = rows;
+      past[s] = seqs[s].past ? seqs[s].past->length : 0;
+      if (seqs[s].past && static_cast<int>(seqs[s].past->k.size()) != cfg.layers) {
+        throw UsageError("a KV cache of " + std::to_string(seqs[s].past->k.size()) +
+                         " layers given to a model of " + std::to_string(cfg.layers));
+      }
+      if (past[s] + seqs[s].length > cfg.max_positions) {
+        throw UsageError("sequence " + std::to_string(s) + " reaches position " +
+                         std::to_string(past[s] + seqs[s].length) + ", beyond the model's " +
+                         std::to_string(cfg.max_positions) + " (max_position_embeddings)");
+      }
+      rows += seqs[s].length;
+    }
+    const std::size_t R = static_cast<std::size_t>(rows);
+    std::vector<float> x(R * hid), normed(R * hid), qkv(R * qkv_n), ctx(R * qw), mlp(R * 2 * inter),
+        act(R * inter);
+    for (std::size_t s = 0; s < ns; ++s) {
+      if (seqs[s].length > 0) {
+        std::memcpy(&x[static_cast<std::size_t>(start[s]) * hid], seqs[s].embeds,
+                    sizeof(float) * static_cast<std::size_t>(seqs[s].length) * hid);
+      }
+    }
+    // The rotary angles of every row (by its position).
+    const int half = d / 2;
+    std::vector<float> cosv(R * half), sinv(R * half);
+    for (std::size_t s = 0; s < ns; ++s) {
+      for (int t = 0; t < seqs[s].length; ++t) {
+        const std::size_t r = static_cast<std::size_t>(start[s] + t);
+        angles(past[s] + t, &cosv[r * half], &sinv[r * half]);
+      }
+    }
+    // Per sequence and layer: the keys and values of all its positions [past + length, kw].
+    std::vector<std::vector<std::vector<float>>> keys(ns), values(ns);
+    for (std::size_t s = 0; s < ns; ++s) {
+      keys[s].resize(layers.size());
+      values[s].resize(layers.size());
+    }
+    const int heads = cfg.heads, group = cfg.heads / cfg.kv_heads;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+    for (std::size_t li = 0; li < layers.size(); ++li) {
+      const Layer& L = layers[li];
+      rms_norm(x.data(), R, hid, L.ln1, cfg.rms_eps, normed.data());
+      L.qkv.forward(normed.data(), rows, qkv.data());
+#pragma omp parallel for schedule(static)
+      for (std::size_t r = 0; r < R; ++r) {
+        float* row = &qkv[r * qkv_n];
+        for (int h = 0; h < heads + cfg.kv_heads; ++h)
+          rope(row + static_cast<std::size_t>(h) * d, &cosv[r * half], &sinv[r * half]);
+      }
+      for (std::size_t s = 0; s < ns; ++s) {
+        const int n = seqs[s].length, T = past[s] + n;
+        auto& K = keys[s][li];
+        auto& V = values[s][li];
+        K.resize(static_cast<std::size_t>(T) * kw);
+        V.resize(K.size());
+        if (past[s] > 0) {
+          std::memcpy(K.data(), seqs[s].past->k[li].data(),
+                      sizeof(float) * static_cast<std::size_t>(past[s]) * kw);
+          std::memcpy(V.data(), seqs[s].past->v[li].data(),
+                      sizeof(float) * static_cast<std::size_t>(past[s]) * kw);
+        }
+        for (int t = 0; t < n; ++t) {
+          const float* row = &qkv[static_cast<std::size_t>(start[s] + t) * qkv_n];
+          std::memcpy(&K[static_cast<std::size_t>(past[s] + t) * kw], row + qw, sizeof(float) * kw);
+          std::memcpy(&V[static_cast<std::size_t>(past[s] + t) * kw], row + qw + kw,
+                      sizeof(float) * kw);
+        }
+      }
+      // Causal attention per (sequence, head): query t (position past + t) sees keys
+      // 0..past + t; the probabilities beyond are exact zeros in the P V chain.
+      const int tasks = static_cast<int>(ns) * heads;
+#pragma omp parallel if (tasks > 1)
+      {
+        detail::PackedMatrix kp, vp;
+        std::vector<float> scores;
+        detail::Epilogue scaled;
+        scaled.scale = scale;
+        const detail::Epilogue plain;
+#pragma omp for schedule(dynamic, 1)
+        for (int task = 0; task < tasks; ++task) {
+          const std::size_t s = static_cast<std::size_t>(task / heads);
+          const int h = task % heads, kvh = h / group;
+          const int n = seqs[s].length, T = past[s] + n;
+          if (n == 0) continue;
+          const auto& K = keys[s][li];
+          const auto& V = values[s][li];
+          kp.pack(K.data() + static_cast<std::size_t>(kvh) * d, T, d, static_cast<std::size_t>(kw));
+          scores.resize(static_cast<std::size_t>(n) * T);
+          const float* q =
+              &qkv[static_cast<std::size_t>(start[s]) * qkv_n + static_cast<std::size_t>(h) * d];
+          detail::matmul_block(q, static_cast<std::size_t>(qkv_n), n, kp, 0, kp.panels(),
+                               scores.data(), static_cast<std::size_t>(T), scaled);
+          for (int i = 0; i < n; ++i) {
+            float* row = scores.data() + static_cast<std::size_t>(i) * T;
+            const int count = past[s] + i + 1;
+            detail::softmax_inplace(row, static_cast<std::size_t>(count));
+            std::fill(row + count, row + T, 0.0f);
+          }
+          vp.pack_transposed(V.data() + static_cast<std::size_t>(kvh) * d, d, T,
+                             static_cast<std::size_t>(kw));
+          detail::matmul_block(
+              scores.data(), static_cast<std::size_t>(T), n, vp, 0, vp.panels(),
+              &ctx[static_cast<std::size_t>(start[s]) * qw + static_cast<std::size_t>(h) * d],
+              static_cast<std::size_t>(qw), plain);
+        }
+      }
+      // A sequence that keeps no cache needs this layer's keys and values no longer (a batch of
+      // captions over one long image prefix holds one layer's copy each, not all layers').
+      for (std::size_t s = 0; s < ns; ++s) {
+        if (!seqs[s].store) {
+          keys[s][li] = {};
+          values[s][li] = {};
+        }
+      }
+      L.o.forward(ctx.data(), rows, x.data());
+      rms_norm(x.data(), R, hid, L.ln2, cfg.rms_eps, normed.data());
+      L.gate_up.forward(normed.data(), rows, mlp.data());
+      // silu(gate) * up: gate / (1 + exp(-gate)) with the kernels' exp (the same bits on every
+      // CPU), times up.
+#pragma omp parallel for schedule(static)
+      for (std::size_t r = 0; r < R; ++r) {
+        const float* g = &mlp[r * 2 * inter];
+        const float* u = g + inter;
+        float* a = &act[r * inter];
+        thread_local std::vector<float> e;
+        e.resize(static_cast<std::size_t>(inter));
+        for (int i = 0; i < inter; ++i)
+          e[static_cast<std::size_t>(i)] = -g[i];
+        detail::exp_inplace(e.data(), e.size());
+        for (int i = 0; i < inter; ++i)
+          a[i] = g[i] / (1.0f + e[static_cast<std::size_t>(i)]) * u[i];
+      }
+      L.down.forward(act.data(), rows, x.data());
+    }
+    for (std::size_t s = 0; s < ns; ++s) {
+      if (!seqs[s].store) continue;
+      KvCache c;
+      c.length = past[s] + seqs[s].length;
+      c.k = std::move(keys[s]);
+      c.v = std::move(values[s]);
+      *seqs[s].store = std::move(c);
+    }
+    std::vector<std::size_t> pick;
+    if (which == LogitRows::All) {
+      for (std::size_t r = 0; r < R; ++r)
+        pick.push_back(r);
+    } else if (which == LogitRows::Last) {
+      for (std::size_t s = 0; s < ns; ++s) {
+        if (seqs[s].length == 0) throw UsageError("a sequence without rows has no last logits");
+        pick.push_back(static_cast<std::size_t>(start[s] + seqs[s].length - 1));
+      }
+    }
+    std::vector<float> gathered(pick.size() * hid), out(pick.size() * cfg.vocab_size);
+    for (std::size_t i = 0; i < pick.size(); ++i)
+      std::memcpy(&gathered[i * hid], &x[pick[i] * hid], sizeof(float) * hid);
+    rms_norm(gathered.data(), pick.size(), hid, norm, cfg.rms_eps, gathered.data());
+    head.forward(gathered.data(), static_cast<int>(pick.size()), out.data());
+    return out;
+  }
+};
+
+LlamaModel::LlamaModel() : impl_(std::make_unique<Impl>()) {}
+LlamaModel::LlamaModel(LlamaModel&&) noexcept = default;
+LlamaModel& LlamaModel::operator=(LlamaModel&&) noexcept = default;
+LlamaModel::~LlamaModel() = default;
+
+const LlamaConfig& LlamaModel::config() const {
+  return impl_->cfg;
+}
+const std::string& LlamaModel::weights_id() const {
+  return impl_->weights_id;
+}
+
+LlamaModel LlamaModel::load(const SafeTensors& weights, const LlamaConfig& config,
+                            const std::string& prefix, const std::string& head,
+                            const std::string& weights_id) {
+  LlamaModel m;
+  m.impl_->cfg = config;
+  m.impl_->weights_id = weights_id;
+  m.impl_->load(weights, prefix, head);
+  return m;
+}
+
+LlamaModel LlamaModel::load(const fs::path& dir) {
+  const fs::path file = dir / "config.json";
+  json cfg;
+  try {
+    cfg = json::parse(read_file(file));
+  } catch (const json::exception& e) {
+    throw InputError({file.string(), 0, ""}, std::string("malformed JSON: ") + e.what());
+  }
+  const LlamaConfig c = llama_config_from_json(cfg, file.string());
+  fs::path weights = dir / "model.safetensors";
+  if (!fs::is_regular_file(weights)) weights = dir / "model.safetensors.index.json";
+  if (!fs::is_regular_file(weights)) {
+    throw IoError((dir / "model.safetensors").string() + ": not found",
+                  "a checkpoint folder holds model.safetensors or model.safetensors.index.json");
+  }
+  const SafeTensors st = SafeTensors::open(weights);
+  return load(st, c, "model.", "lm_head.weight", st.content_hash());
+}
+
+std::vector<float> LlamaModel::embed(const std::vector<int>& ids) const {
+  const int hid = impl_->cfg.hidden;
+  std::vector<float> out(ids.size() * static_cast<std::size_t>(hid));
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= impl_->cfg.vocab_size) {
+      throw UsageError("token id " + std::to_string(ids[i]) + " outside the vocabulary of " +
+                       std::to_string(impl_->cfg.vocab_size));
+    }
+    std::memcpy(&out[i * hid], &impl_->embed_tokens[static_cast<std::size_t>(ids[i]) * hid],
+                sizeof(float) * hid);
+  }
+  return out;
+}
+
+std::vector<float> LlamaModel::forward(const std::vector<LlamaSequence>& sequences,
+                                       LogitRows rows) const {
+  return impl_->forward(sequences, rows);
+}
+
+}  // namespace winokit
