@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "model/kernels/gemm.hpp"
-#include "model/runtime/tensor_source.hpp"
+#include "model/runtime/checkpoint.hpp"
 
 namespace winokit::detail {
 

@@ -79,43 +79,13 @@ std::vector<float> transpose(const std::vector<float>& m, int rows, int cols) {
 
 using Source = detail::TensorSource;
 
-class FileSource final : public Source {
- public:
-  explicit FileSource(SafeTensors st) : st_(std::move(st)) {
-    prefix_ = st_.find("transformer.wte.weight") != nullptr ? "transformer." : "";
-  }
-  std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
-    return st_.to_float(prefix_ + name, shape);
-  }
-  const SafeTensors& tensors() const { return st_; }
-
- private:
-  SafeTensors st_;
-  std::string prefix_;
-};
-
-class RandomSource final : public Source {
- public:
-  explicit RandomSource(std::uint64_t seed) : seed_(seed) {}
-  std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
-    std::int64_t n = 1;
-    for (auto d : shape)
-      n *= d;
-    Rng rng(derive_seed(seed_, name));
-    const bool bias = name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0;
-    const bool gain = name.find("ln_") != std::string::npos && !bias;
-    // GPT-2's initialisation scales: N(0, 0.02^2)-like weights, unit LayerNorm gains.
-    const double scale = bias ? 0.01 : gain ? 0.1 : 0.02;
-    const double half_width = std::sqrt(3.0) * scale;
-    std::vector<float> v(static_cast<std::size_t>(n));
-    for (auto& x : v)
-      x = static_cast<float>((gain ? 1.0 : 0.0) + half_width * (2.0 * rng.uniform() - 1.0));
-    return v;
-  }
-
- private:
-  std::uint64_t seed_;
-};
+// Seeded weights at GPT-2's initialisation scales: N(0, 0.02^2)-like weights, LayerNorm gains
+// 1 + 0.1-scale noise, small biases.
+detail::RandomInit gpt2_random_init(const std::string& name, const std::vector<std::int64_t>&) {
+  const bool bias = name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0;
+  const bool gain = name.find("ln_") != std::string::npos && !bias;
+  return {gain ? 1.0 : 0.0, bias ? 0.01 : gain ? 0.1 : 0.02, std::nullopt};
+}
 
 // log softmax(row)[target] over n logits: max subtracted, exp by the kernels' exp (the same
 // bits on every CPU), the sum of exponentials accumulated in float64 in 8 interleaved partial
@@ -347,16 +317,10 @@ double Gpt2Model::gemm_seconds() const {
 Gpt2Model Gpt2Model::load(const fs::path& dir) {
   Gpt2Model model;
   model.impl_->cfg = load_gpt2_config(dir);
-  const std::vector<fs::path> candidates = {
-      dir / "model.safetensors", dir / "model.safetensors.index.json", dir / "pytorch_model.bin"};
-  auto found = std::find_if(candidates.begin(), candidates.end(),
-                            [](const fs::path& p) { return fs::is_regular_file(p); });
-  if (found == candidates.end()) {
-    throw IoError((dir / "model.safetensors").string() + ": not found",
-                  "a GPT-2 checkpoint folder holds model.safetensors or pytorch_model.bin");
-  }
-  FileSource src(found->extension() == ".bin" ? SafeTensors::open_torch(*found)
-                                              : SafeTensors::open(*found));
+  // transformers' GPT2LMHeadModel files name the weights under "transformer." (GPT2Model's do
+  // not).
+  detail::CheckpointSource src(detail::open_weights(detail::find_weights(dir)));
+  if (src.has("transformer.wte.weight")) src.set_prefix("transformer.");
   model.impl_->weights_id = src.tensors().content_hash();
   model.impl_->load(src);
   return model;
@@ -366,7 +330,7 @@ Gpt2Model Gpt2Model::random(const Gpt2Config& config, std::uint64_t seed) {
   Gpt2Model model;
   model.impl_->cfg = config;
   model.impl_->weights_id = "random:" + std::to_string(seed);
-  RandomSource src(seed);
+  detail::RandomSource src(seed, gpt2_random_init);
   model.impl_->load(src);
   return model;
 }

@@ -18,7 +18,7 @@
 #include "model/kernels/gemm.hpp"
 #include "model/layers/transformer.hpp"
 #include "model/lm/llama_model.hpp"
-#include "model/runtime/tensor_source.hpp"
+#include "model/runtime/checkpoint.hpp"
 #include "model/text/hf_tokenizer.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/safetensors.hpp"
@@ -59,6 +59,7 @@ class SafeTensorsSource final : public TensorSource {
  public:
   explicit SafeTensorsSource(const SafeTensors& st) : st_(st) {}
   std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override;
+  bool has(const std::string& name) const override { return st_.find(name) != nullptr; }
 
  private:
   const SafeTensors& st_;

@@ -14,6 +14,7 @@
 #include "model/kernels/kernels.hpp"
 #include "model/kernels/parallel.hpp"
 #include "model/layers/transformer.hpp"
+#include "model/runtime/checkpoint.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/rng.hpp"
 #include "winokit/io/files.hpp"
@@ -292,39 +293,10 @@ using Source = detail::TensorSource;
 const detail::EncoderLayerNames kBlipVisionLayerNames = {
     "layer_norm1", "layer_norm2", {"self_attn.qkv"}, "self_attn.projection", "mlp.fc1", "mlp.fc2"};
 
-class CheckpointSource final : public Source {
- public:
-  explicit CheckpointSource(SafeTensors st) : st_(std::move(st)) {}
-  std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
-    return st_.to_float(name, shape);
-  }
-  SafeTensors st_;
-};
-
-class RandomSource final : public Source {
- public:
-  explicit RandomSource(std::uint64_t seed) : seed_(seed) {}
-  std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
-    std::int64_t n = 1;
-    for (auto d : shape)
-      n *= d;
-    Rng rng(derive_seed(seed_, name));
-    std::vector<float> v(static_cast<std::size_t>(n));
-    const bool norm = name.find("LayerNorm") != std::string::npos ||
-                      name.find("layer_norm") != std::string::npos ||
-                      name.find("layernorm") != std::string::npos;
-    const bool bias = name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0;
-    const double scale = bias ? 0.01 : 0.02;  // initializer_range 0.02
-    const double half_width = std::sqrt(3.0) * scale;
-    const double offset = norm && !bias ? 1.0 : 0.0;
-    for (auto& x : v)
-      x = static_cast<float>(offset + half_width * (2.0 * rng.uniform() - 1.0));
-    return v;
-  }
-
- private:
-  std::uint64_t seed_;
-};
+// Seeded weights at BERT's initializer_range 0.02, unit LayerNorm gains, small biases.
+detail::RandomInit blip_random_init(const std::string& name, const std::vector<std::int64_t>&) {
+  return detail::transformer_init(name, {"LayerNorm", "layer_norm", "layernorm"});
+}
 
 std::vector<float> concat(std::vector<float> a, const std::vector<float>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -551,29 +523,16 @@ const std::string& BlipModel::weights_id() const {
 BlipModel BlipModel::load(const fs::path& dir) {
   BlipModel m;
   m.impl_->cfg = load_blip_config(dir);
-  std::optional<fs::path> found;
-  for (const auto& p : {dir / "model.safetensors", dir / "model.safetensors.index.json",
-                        dir / "pytorch_model.bin"}) {
-    if (fs::exists(p)) {
-      found = p;
-      break;
-    }
-  }
-  if (!found) {
-    throw IoError("no weights in " + dir.string() +
-                  " (model.safetensors, model.safetensors.index.json or pytorch_model.bin)");
-  }
-  CheckpointSource src(found->extension() == ".bin" ? SafeTensors::open_torch(*found)
-                                                    : SafeTensors::open(*found));
+  detail::CheckpointSource src(detail::open_weights(detail::find_weights(dir)));
   m.impl_->build(src);
-  m.impl_->weights_id = src.st_.content_hash();
+  m.impl_->weights_id = src.tensors().content_hash();
   return m;
 }
 
 BlipModel BlipModel::random(const BlipConfig& config, std::uint64_t seed) {
   BlipModel m;
   m.impl_->cfg = config;
-  RandomSource src(seed);
+  detail::RandomSource src(seed, blip_random_init);
   m.impl_->build(src);
   m.impl_->weights_id = "random:" + std::to_string(seed);
   return m;

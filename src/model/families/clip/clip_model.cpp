@@ -16,7 +16,7 @@
 #include "model/kernels/gemm.hpp"
 #include "model/kernels/parallel.hpp"
 #include "model/layers/transformer.hpp"
-#include "model/runtime/tensor_source.hpp"
+#include "model/runtime/checkpoint.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/rng.hpp"
 #include "winokit/io/safetensors.hpp"
@@ -295,46 +295,20 @@ std::vector<float> transpose(const std::vector<float>& m, int rows, int cols) {
   return t;
 }
 
-class CheckpointSource final : public detail::TensorSource {
- public:
-  explicit CheckpointSource(SafeTensors st) : st_(std::move(st)) {}
-  std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
-    std::vector<float> values = st_.to_float(name, shape);
-    st_.release(name);  // the float copy (and soon the packed one) is all that stays resident
-    return values;
-  }
-  const SafeTensors& tensors() const { return st_; }
-
- private:
-  SafeTensors st_;
-};
-
-class RandomSource final : public detail::TensorSource {
- public:
-  explicit RandomSource(std::uint64_t seed) : seed_(seed) {}
-  std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
-    std::int64_t n = 1;
-    for (auto d : shape)
-      n *= d;
-    Rng rng(derive_seed(seed_, name));
-    std::vector<float> v(static_cast<std::size_t>(n));
-    const bool norm_gain =
-        name.find("norm") != std::string::npos || name.find("ln_") != std::string::npos;
-    const bool bias = name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0;
-    // Reference-like scales: small weights, unit LayerNorm gains, small biases. Uniform values
-    // with the variance of N(0, scale^2): as good as normal ones here, and much faster to draw.
-    const double scale = bias ? 0.01 : shape.size() >= 2 ? 0.02 : 0.1;
-    const double half_width = std::sqrt(3.0) * scale;
-    const double offset = norm_gain && !bias ? 1.0 : 0.0;
-    for (auto& x : v)
-      x = static_cast<float>(offset + half_width * (2.0 * rng.uniform() - 1.0));
-    if (name == "logit_scale") v.assign(v.size(), std::log(1.0f / 0.07f));
-    return v;
-  }
-
- private:
-  std::uint64_t seed_;
-};
+// Seeded weights at reference-like scales: small weights, unit LayerNorm gains, small biases
+// (1-D tensors other than biases 0.1), and OpenAI's initial logit_scale, log(1 / 0.07).
+detail::RandomInit clip_random_init(const std::string& name,
+                                    const std::vector<std::int64_t>& shape) {
+  if (name == "logit_scale") return {0.0, 0.0, std::log(1.0f / 0.07f)};
+  const bool norm_gain =
+      name.find("norm") != std::string::npos || name.find("ln_") != std::string::npos;
+  const bool bias = name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0;
+  return {norm_gain && !bias ? 1.0 : 0.0,
+          bias                ? 0.01
+          : shape.size() >= 2 ? 0.02
+                              : 0.1,
+          std::nullopt};
+}
 
 struct Tower {
   TowerConfig cfg;
@@ -476,7 +450,7 @@ struct ClipModel::Impl {
   // Reads logit_scale and checks every tensor the ViT and text towers need (names from the
   // layout's table, shapes from the config) against the checkpoint's header, without reading
   // the weights. The ResNet image tower is checked when it is built.
-  void open_checkpoint(std::unique_ptr<CheckpointSource> src) {
+  void open_checkpoint(std::unique_ptr<detail::CheckpointSource> src) {
     vision.cfg = cfg.vision;
     text.cfg = cfg.text;
     const LayoutNames& names = layout_names(cfg.layout);
@@ -638,7 +612,7 @@ ClipModel ClipModel::load(const fs::path& dir, const fs::path& hash_index_dir) {
   if (fs::is_regular_file(dir)) {
     // OpenAI's TorchScript archive (RN50.pt, ViT-B-32.pt) or a torch.save state dict in
     // openai/CLIP's names: the architecture comes from the tensors' shapes.
-    auto src = std::make_unique<CheckpointSource>(SafeTensors::open_torch(dir));
+    auto src = std::make_unique<detail::CheckpointSource>(SafeTensors::open_torch(dir));
     std::map<std::string, std::vector<std::int64_t>> shapes;
     for (const auto& [name, t] : src->tensors().tensors())
       shapes.emplace(name, t.shape);
@@ -650,20 +624,10 @@ ClipModel ClipModel::load(const fs::path& dir, const fs::path& hash_index_dir) {
   model.impl_->cfg = load_clip_config(dir);
   // Safetensors first; a PyTorch zip checkpoint through the restricted unpickler otherwise.
   const bool openclip = model.impl_->cfg.layout == CheckpointLayout::OpenClip;
-  const std::vector<fs::path> candidates =
-      openclip
-          ? std::vector<fs::path>{dir / "open_clip_model.safetensors",
-                                  dir / "open_clip_pytorch_model.bin"}
-          : std::vector<fs::path>{dir / "model.safetensors", dir / "model.safetensors.index.json",
-                                  dir / "pytorch_model.bin"};
-  auto found = std::find_if(candidates.begin(), candidates.end(),
-                            [](const fs::path& p) { return fs::is_regular_file(p); });
-  if (found == candidates.end()) {
-    throw IoError((dir / candidates.front().filename()).string() + ": not found",
-                  "a CLIP checkpoint folder holds its weights as safetensors or a PyTorch .bin");
-  }
-  auto src = std::make_unique<CheckpointSource>(
-      found->extension() == ".bin" ? SafeTensors::open_torch(*found) : SafeTensors::open(*found));
+  static const std::vector<std::string> kOpenClipWeights = {"open_clip_model.safetensors",
+                                                            "open_clip_pytorch_model.bin"};
+  auto src = std::make_unique<detail::CheckpointSource>(detail::open_weights(
+      detail::find_weights(dir, openclip ? kOpenClipWeights : detail::hf_weight_files())));
   model.impl_->weights_id = src->tensors().content_hash(hash_index_dir);
   model.impl_->open_checkpoint(std::move(src));
   return model;
@@ -674,7 +638,7 @@ ClipModel ClipModel::random(const ClipConfig& config, std::uint64_t seed) {
   model.impl_->cfg = config;
   model.impl_->cfg.layout = CheckpointLayout::HuggingFace;
   model.impl_->weights_id = "random:" + std::to_string(seed);
-  RandomSource src(seed);
+  detail::RandomSource src(seed, clip_random_init);
   model.impl_->build_all(src);
   return model;
 }

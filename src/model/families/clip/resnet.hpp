@@ -10,7 +10,7 @@
 
 #include "model/families/clip/clip_model.hpp"
 #include "model/families/clip/encoders.hpp"
-#include "model/runtime/tensor_source.hpp"
+#include "model/runtime/checkpoint.hpp"
 
 namespace winokit::detail {
 

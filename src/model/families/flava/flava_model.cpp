@@ -273,15 +273,7 @@ std::size_t padded_rows(std::size_t rows) {
   return (rows + kRowQuantum - 1) / kRowQuantum * kRowQuantum;
 }
 
-class WeightSource final : public detail::TensorSource {
- public:
-  explicit WeightSource(SafeTensors st) : st_(std::move(st)) {}
-  std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
-    return st_.to_float(name, shape);  // InputError naming the tensor and both shapes
-  }
-  bool has(const std::string& name) const { return st_.find(name) != nullptr; }
-  SafeTensors st_;
-};
+using WeightSource = detail::CheckpointSource;
 
 // One FlavaEncoder (pre-LN layers) and the layernorm after it.
 struct Tower {
@@ -371,7 +363,7 @@ struct FlavaModel::Impl {
     text_to_mm =
         Linear(src.get(f + "text_to_mm_projection.weight", {HM, HT}),
                src.get(f + "text_to_mm_projection.bias", {HM}), c.multimodal.hidden, c.text.hidden);
-    const TensorView& scale = src.st_.get(f + "logit_scale");
+    const TensorView& scale = src.tensors().get(f + "logit_scale");
     if (scale.numel() != 1) {
       throw InputError({scale.file, 0, f + "logit_scale"},
                        "expected shape [] or [1], found " + shape_text(scale.shape));
@@ -442,32 +434,20 @@ float FlavaModel::logit_scale() const {
 FlavaModel FlavaModel::load(const fs::path& dir) {
   FlavaModel m;
   m.impl_->cfg = load_flava_config(dir);
-  std::optional<fs::path> found;
-  for (const auto& p : {dir / "model.safetensors", dir / "model.safetensors.index.json",
-                        dir / "pytorch_model.bin"}) {
-    if (fs::exists(p)) {
-      found = p;
-      break;
-    }
-  }
-  if (!found) {
-    throw IoError("no weights in " + dir.string() +
-                  " (model.safetensors, model.safetensors.index.json or pytorch_model.bin)");
-  }
-  WeightSource src(found->extension() == ".bin" ? SafeTensors::open_torch(*found)
-                                                : SafeTensors::open(*found));
+  const fs::path weights = detail::find_weights(dir);
+  WeightSource src(detail::open_weights(weights));
   if (src.has("flava.logit_scale")) {
     m.impl_->prefix = "flava.";
   } else if (src.has("logit_scale")) {
     m.impl_->prefix = "";
   } else {
-    throw InputError({found->string(), 0, "flava.logit_scale"},
+    throw InputError({weights.string(), 0, "flava.logit_scale"},
                      "neither flava.logit_scale (FlavaForPreTraining) nor logit_scale "
                      "(FlavaModel) is in this checkpoint: not FLAVA's weights");
   }
   m.impl_->itm = src.has("itm_head.seq_relationship.weight");
   m.impl_->build(src);
-  m.impl_->weights_id = src.st_.content_hash();
+  m.impl_->weights_id = src.tensors().content_hash();
   return m;
 }
 

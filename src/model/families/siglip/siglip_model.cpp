@@ -11,7 +11,7 @@
 
 #include "model/kernels/gemm.hpp"
 #include "model/layers/transformer.hpp"
-#include "model/runtime/tensor_source.hpp"
+#include "model/runtime/checkpoint.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/rng.hpp"
 #include "winokit/io/files.hpp"
@@ -286,45 +286,13 @@ std::vector<float> siglip_preprocess(const DecodedImage& image, const SiglipPrep
 // ---- model ----
 namespace {
 
-class CheckpointSource final : public detail::TensorSource {
- public:
-  explicit CheckpointSource(SafeTensors st) : st_(std::move(st)) {}
-  std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
-    std::vector<float> v = st_.to_float(name, shape);
-    st_.release(name);
-    return v;
-  }
-  SafeTensors st_;
-};
-
-// Seeded uniform weights (benchmarks): LayerNorm gains 1, biases small, the rest +-0.02 * sqrt 3.
-class RandomSource final : public detail::TensorSource {
- public:
-  explicit RandomSource(std::uint64_t seed) : seed_(seed) {}
-  std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
-    std::int64_t n = 1;
-    for (auto d : shape)
-      n *= d;
-    std::vector<float> v(static_cast<std::size_t>(n));
-    if (name == "logit_scale" || name == "logit_bias") {
-      std::fill(
-          v.begin(), v.end(),
-          static_cast<float>(name == "logit_scale" ? kSiglipInitLogitScale : kSiglipInitLogitBias));
-      return v;
-    }
-    Rng rng(derive_seed(seed_, name));
-    const bool norm = name.find("norm") != std::string::npos;
-    const bool bias = name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0;
-    const double half_width = std::sqrt(3.0) * (bias ? 0.01 : 0.02);
-    const double offset = norm && !bias ? 1.0 : 0.0;
-    for (auto& x : v)
-      x = static_cast<float>(offset + half_width * (2.0 * rng.uniform() - 1.0));
-    return v;
-  }
-
- private:
-  std::uint64_t seed_;
-};
+// Seeded weights: LayerNorm gains 1, biases small, the rest +-0.02 * sqrt 3, and SigLIP's
+// initial logit scale and bias.
+detail::RandomInit siglip_random_init(const std::string& name, const std::vector<std::int64_t>&) {
+  if (name == "logit_scale") return {0.0, 0.0, static_cast<float>(kSiglipInitLogitScale)};
+  if (name == "logit_bias") return {0.0, 0.0, static_cast<float>(kSiglipInitLogitBias)};
+  return detail::transformer_init(name, {"norm"});
+}
 
 // One pre-LN encoder (SiglipEncoder): its layers and their sizes.
 struct Encoder {
@@ -488,21 +456,8 @@ float SiglipModel::logit_bias() const {
 SiglipModel SiglipModel::load(const fs::path& dir, const fs::path& hash_index_dir) {
   SiglipModel m;
   m.impl_->cfg = load_siglip_config(dir);
-  std::optional<fs::path> found;
-  for (const auto& p : {dir / "model.safetensors", dir / "model.safetensors.index.json",
-                        dir / "pytorch_model.bin"}) {
-    if (fs::is_regular_file(p)) {
-      found = p;
-      break;
-    }
-  }
-  if (!found) {
-    throw IoError("no weights in " + dir.string() +
-                  " (model.safetensors, model.safetensors.index.json or pytorch_model.bin)");
-  }
-  CheckpointSource src(found->extension() == ".bin" ? SafeTensors::open_torch(*found)
-                                                    : SafeTensors::open(*found));
-  m.impl_->weights_id = src.st_.content_hash(hash_index_dir);
+  detail::CheckpointSource src(detail::open_weights(detail::find_weights(dir)));
+  m.impl_->weights_id = src.tensors().content_hash(hash_index_dir);
   m.impl_->build(src);
   return m;
 }
@@ -510,7 +465,7 @@ SiglipModel SiglipModel::load(const fs::path& dir, const fs::path& hash_index_di
 SiglipModel SiglipModel::random(const SiglipConfig& config, std::uint64_t seed) {
   SiglipModel m;
   m.impl_->cfg = config;
-  RandomSource src(seed);
+  detail::RandomSource src(seed, siglip_random_init);
   m.impl_->build(src);
   m.impl_->weights_id = "random:" + std::to_string(seed);
   return m;

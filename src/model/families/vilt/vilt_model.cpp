@@ -259,48 +259,12 @@ ViltPadded vilt_pad(const std::vector<ViltImage>& images) {
 // ---- model ----
 namespace {
 
-class Source : public detail::TensorSource {
- public:
-  virtual bool has(const std::string& name) const = 0;
-};
+using Source = detail::TensorSource;
 
-class CheckpointSource final : public Source {
- public:
-  explicit CheckpointSource(SafeTensors st) : st_(std::move(st)) {}
-  std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
-    return st_.to_float(name, shape);
-  }
-  bool has(const std::string& name) const override { return st_.find(name) != nullptr; }
-  SafeTensors st_;
-};
-
-class RandomSource final : public Source {
- public:
-  RandomSource(std::uint64_t seed, ViltHead head) : seed_(seed), head_(head) {}
-  std::vector<float> get(const std::string& name, const std::vector<std::int64_t>& shape) override {
-    std::int64_t n = 1;
-    for (auto d : shape)
-      n *= d;
-    Rng rng(derive_seed(seed_, name));
-    std::vector<float> v(static_cast<std::size_t>(n));
-    const bool norm =
-        name.find("LayerNorm") != std::string::npos || name.find("layernorm") != std::string::npos;
-    const bool bias = name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0;
-    const double scale = bias ? 0.01 : 0.02;  // initializer_range 0.02
-    const double half_width = std::sqrt(3.0) * scale;
-    const double offset = norm && !bias ? 1.0 : 0.0;
-    for (auto& x : v)
-      x = static_cast<float>(offset + half_width * (2.0 * rng.uniform() - 1.0));
-    return v;
-  }
-  bool has(const std::string& name) const override {
-    return name.rfind(head_ == ViltHead::Rank ? "rank_output" : "itm_score", 0) == 0;
-  }
-
- private:
-  std::uint64_t seed_;
-  ViltHead head_;
-};
+// Seeded weights at initializer_range 0.02, unit LayerNorm gains, small biases.
+detail::RandomInit vilt_random_init(const std::string& name, const std::vector<std::int64_t>&) {
+  return detail::transformer_init(name, {"LayerNorm", "layernorm"});
+}
 
 // Row buffers are rounded up to a multiple of this many rows (zero rows; a row's bits never
 // depend on the others, gemm.hpp): 1, no padding.
@@ -367,39 +331,29 @@ const std::string& ViltModel::weights_id() const {
 ViltModel ViltModel::load(const fs::path& dir) {
   ViltModel m;
   m.impl_->cfg = load_vilt_config(dir);
-  std::optional<fs::path> found;
-  for (const auto& p : {dir / "model.safetensors", dir / "model.safetensors.index.json",
-                        dir / "pytorch_model.bin"}) {
-    if (fs::exists(p)) {
-      found = p;
-      break;
-    }
-  }
-  if (!found) {
-    throw IoError("no weights in " + dir.string() +
-                  " (model.safetensors, model.safetensors.index.json or pytorch_model.bin)");
-  }
-  CheckpointSource src(found->extension() == ".bin" ? SafeTensors::open_torch(*found)
-                                                    : SafeTensors::open(*found));
+  const fs::path weights = detail::find_weights(dir);
+  detail::CheckpointSource src(detail::open_weights(weights));
   if (src.has("rank_output.weight")) {
     m.impl_->cfg.head = ViltHead::Rank;
   } else if (src.has("itm_score.fc.weight")) {
     m.impl_->cfg.head = ViltHead::Itm;
   } else {
-    throw InputError({found->string(), 0, "rank_output.weight"},
+    throw InputError({weights.string(), 0, "rank_output.weight"},
                      "this ViLT checkpoint has neither a ranking head (rank_output, "
                      "ViltForImageAndTextRetrieval) nor an ITM head (itm_score.fc): it cannot "
                      "score image-text pairs");
   }
   m.impl_->build(src);
-  m.impl_->weights_id = src.st_.content_hash();
+  m.impl_->weights_id = src.tensors().content_hash();
   return m;
 }
 
 ViltModel ViltModel::random(const ViltConfig& config, std::uint64_t seed) {
   ViltModel m;
   m.impl_->cfg = config;
-  RandomSource src(seed, config.head);
+  const char* head = config.head == ViltHead::Rank ? "rank_output" : "itm_score";
+  detail::RandomSource src(seed, vilt_random_init,
+                           [head](const std::string& name) { return name.rfind(head, 0) == 0; });
   m.impl_->build(src);
   m.impl_->weights_id = "random:" + std::to_string(seed);
   return m;
