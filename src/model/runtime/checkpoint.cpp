@@ -113,6 +113,33 @@ void ConfigReader::triple(const char* key, std::array<float, 3>& out) const {
   }
 }
 
+void read_image_size(const ConfigReader& q, const char* key, int& height, int& width,
+                     std::int64_t max_edge) {
+  if (!q.has(key)) return;
+  const nlohmann::json& size = q.json()[key];
+  if (size.is_object() && size.contains("height") && size.contains("width")) {
+    const ConfigReader s = q.sub(key);
+    s.integer("height", height, 1, max_edge);
+    s.integer("width", width, 1, max_edge);
+  } else if (size.is_number_integer()) {
+    q.integer(key, height, 1, max_edge);
+    width = height;
+  } else {
+    q.fail(key, "expected {\"height\": H, \"width\": W}");
+  }
+}
+
+void read_image_processor(const ConfigReader& q, ImageProcessorFields& f, std::int64_t max_edge) {
+  q.flag("do_resize", f.do_resize);
+  q.flag("do_rescale", f.do_rescale);
+  q.flag("do_normalize", f.do_normalize);
+  read_image_size(q, "size", f.height, f.width, max_edge);
+  q.integer("resample", f.resample, 0, 5);
+  q.number("rescale_factor", f.rescale_factor);
+  q.triple("image_mean", f.mean);
+  q.triple("image_std", f.std);
+}
+
 const std::vector<std::string>& hf_weight_files() {
   static const std::vector<std::string> names = {
       "model.safetensors", "model.safetensors.index.json", "pytorch_model.bin"};

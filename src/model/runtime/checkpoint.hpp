@@ -83,6 +83,24 @@ class ConfigReader {
   std::string prefix_;
 };
 
+// The fields of a transformers image processor of fixed output size (BlipImageProcessor,
+// SiglipImageProcessor, ...) that a preprocessor_config.json may set: what it does not list
+// keeps the value given. `size` is {"height": H, "width": W} or one number N (N x N), each edge
+// from 1 to `max_edge`.
+struct ImageProcessorFields {
+  bool do_resize = true, do_rescale = true, do_normalize = true;
+  int height = 224, width = 224;
+  int resample = 3;  // PIL's numbering: 2 bilinear, 3 bicubic
+  double rescale_factor = 1.0 / 255.0;
+  std::array<float, 3> mean = {0.5f, 0.5f, 0.5f}, std = {0.5f, 0.5f, 0.5f};
+};
+void read_image_processor(const ConfigReader& q, ImageProcessorFields& fields,
+                          std::int64_t max_edge);
+// An image size field `key`: {"height": H, "width": W} or one number N (N x N), each edge from
+// 1 to `max_edge`; left as it is when absent or null.
+void read_image_size(const ConfigReader& q, const char* key, int& height, int& width,
+                     std::int64_t max_edge);
+
 // ---- weights ----
 
 // Hugging Face's weight files, in the order looked for: one safetensors file, a sharded index,

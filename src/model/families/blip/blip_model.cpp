@@ -80,162 +80,70 @@ namespace {
 constexpr std::int64_t kMaxBlipSize = 1 << 16;  // widths, layers, vocabulary, text length
 constexpr std::int64_t kMaxBlipEdge = 1536;     // pixels: 4x blip-itm-base's 384
 
-nlohmann::json read_json(const fs::path& p) {
-  try {
-    return nlohmann::json::parse(read_file(p));
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError({p.string(), 0, ""}, std::string("invalid JSON: ") + e.what());
-  }
-}
-
-void read_int(const nlohmann::json& j, const fs::path& p, const std::string& where, const char* key,
-              int& out, int lo, std::int64_t hi = kMaxBlipSize) {
-  if (!j.contains(key) || j[key].is_null()) return;
-  const auto& v = j[key];
-  if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi ||
-      (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi))) {
-    throw InputError(
-        {p.string(), 0, where + key},
-        "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
-  }
-  out = static_cast<int>(v.get<std::int64_t>());
-}
-
-void read_eps(const nlohmann::json& j, const fs::path& p, const std::string& where, double& out) {
-  if (!j.contains("layer_norm_eps") || j["layer_norm_eps"].is_null()) return;
-  if (!j["layer_norm_eps"].is_number() || j["layer_norm_eps"].get<double>() <= 0) {
-    throw InputError({p.string(), 0, where + "layer_norm_eps"}, "expected a positive number");
-  }
-  out = j["layer_norm_eps"].get<double>();
-}
-
-void require_gelu(const nlohmann::json& j, const fs::path& p, const std::string& where) {
-  const std::string act = j.value("hidden_act", std::string("gelu"));
-  if (act != "gelu") {
-    throw InputError({p.string(), 0, where + "hidden_act"},
-                     "'" + act + "' is not supported (gelu only)");
-  }
-}
-
-const nlohmann::json& sub_config(const nlohmann::json& j, const fs::path& p, const char* key) {
-  static const nlohmann::json empty = nlohmann::json::object();
-  for (const std::string& k : {std::string(key), std::string(key) + "_dict"}) {
-    if (j.contains(k) && j[k].is_object()) return j[k];
-    if (j.contains(k) && !j[k].is_null())
-      throw InputError({p.string(), 0, k}, "expected an object");
-  }
-  return empty;
-}
-
 }  // namespace
 
 BlipConfig load_blip_config(const fs::path& dir) {
   const fs::path p = dir / "config.json";
   if (!fs::exists(p)) throw IoError("no config.json in " + dir.string());
-  const nlohmann::json j = read_json(p);
+  const nlohmann::json j = detail::read_config_json(p, false);
   if (!j.is_object() || j.value("model_type", std::string()) != "blip") {
     throw InputError({p.string(), 0, "model_type"}, "not a BLIP checkpoint (model_type != blip)");
   }
   BlipConfig c;
-  read_int(j, p, "", "image_text_hidden_size", c.embed_dim, 1);
-  const nlohmann::json& tc = sub_config(j, p, "text_config");
-  const nlohmann::json& vc = sub_config(j, p, "vision_config");
-  const std::string t = "text_config.", v = "vision_config.";
-  read_int(tc, p, t, "hidden_size", c.text_hidden, 1);
-  read_int(tc, p, t, "num_hidden_layers", c.text_layers, 1);
-  read_int(tc, p, t, "num_attention_heads", c.text_heads, 1);
-  read_int(tc, p, t, "intermediate_size", c.text_mlp, 1);
-  read_int(tc, p, t, "vocab_size", c.vocab_size, 1);
-  read_int(tc, p, t, "max_position_embeddings", c.max_text_len, 3);
-  read_int(tc, p, t, "pad_token_id", c.pad_id, 0);
-  read_eps(tc, p, t, c.text_eps);
-  require_gelu(tc, p, t);
-  read_int(vc, p, v, "hidden_size", c.vision_hidden, 1);
-  read_int(vc, p, v, "num_hidden_layers", c.vision_layers, 1);
-  read_int(vc, p, v, "num_attention_heads", c.vision_heads, 1);
-  read_int(vc, p, v, "intermediate_size", c.vision_mlp, 1);
-  read_int(vc, p, v, "image_size", c.image_size, 1, kMaxBlipEdge);
-  read_int(vc, p, v, "patch_size", c.patch, 1, kMaxBlipEdge);
-  read_eps(vc, p, v, c.vision_eps);
-  require_gelu(vc, p, v);
+  const detail::ConfigReader r(j, p);
+  r.integer("image_text_hidden_size", c.embed_dim, 1, kMaxBlipSize);
+  const detail::ConfigReader t = r.sub({"text_config", "text_config_dict"});
+  const detail::ConfigReader v = r.sub({"vision_config", "vision_config_dict"});
+  t.integer("hidden_size", c.text_hidden, 1, kMaxBlipSize);
+  t.integer("num_hidden_layers", c.text_layers, 1, kMaxBlipSize);
+  t.integer("num_attention_heads", c.text_heads, 1, kMaxBlipSize);
+  t.integer("intermediate_size", c.text_mlp, 1, kMaxBlipSize);
+  t.integer("vocab_size", c.vocab_size, 1, kMaxBlipSize);
+  t.integer("max_position_embeddings", c.max_text_len, 3, kMaxBlipSize);
+  t.integer("pad_token_id", c.pad_id, 0, kMaxBlipSize);
+  t.positive("layer_norm_eps", c.text_eps);
+  std::string act = "gelu";
+  t.one_of("hidden_act", act, {"gelu"});
+  v.integer("hidden_size", c.vision_hidden, 1, kMaxBlipSize);
+  v.integer("num_hidden_layers", c.vision_layers, 1, kMaxBlipSize);
+  v.integer("num_attention_heads", c.vision_heads, 1, kMaxBlipSize);
+  v.integer("intermediate_size", c.vision_mlp, 1, kMaxBlipSize);
+  v.integer("image_size", c.image_size, 1, kMaxBlipEdge);
+  v.integer("patch_size", c.patch, 1, kMaxBlipEdge);
+  v.positive("layer_norm_eps", c.vision_eps);
+  act = "gelu";
+  v.one_of("hidden_act", act, {"gelu"});
   int channels = 3;
-  read_int(vc, p, v, "num_channels", channels, 1);
-  if (channels != 3) throw InputError({p.string(), 0, v + "num_channels"}, "only 3 is supported");
+  v.integer("num_channels", channels, 1, kMaxBlipSize);
+  if (channels != 3) v.fail("num_channels", "only 3 is supported");
   // BlipConfig.__init__ sets the text encoder's encoder_hidden_size to the vision width, whatever
   // text_config says (the cross-attention key / value shapes are checked against it).
   c.encoder_hidden = c.vision_hidden;
-  if (c.text_hidden % c.text_heads != 0) {
-    throw InputError({p.string(), 0, t + "num_attention_heads"}, "does not divide hidden_size");
-  }
+  if (c.text_hidden % c.text_heads != 0)
+    t.fail("num_attention_heads", "does not divide hidden_size");
   if (c.vision_hidden % c.vision_heads != 0) {
-    throw InputError({p.string(), 0, v + "num_attention_heads"}, "does not divide hidden_size");
+    v.fail("num_attention_heads", "does not divide hidden_size");
   }
-  if (c.image_size % c.patch != 0) {
-    throw InputError({p.string(), 0, v + "patch_size"}, "does not divide image_size");
-  }
-  if (c.pad_id >= c.vocab_size) {
-    throw InputError({p.string(), 0, t + "pad_token_id"}, "not below vocab_size");
-  }
+  if (c.image_size % c.patch != 0) v.fail("patch_size", "does not divide image_size");
+  if (c.pad_id >= c.vocab_size) t.fail("pad_token_id", "not below vocab_size");
   c.resize_h = c.resize_w = c.image_size;
   const fs::path pp = dir / "preprocessor_config.json";
   if (fs::exists(pp)) {
-    const nlohmann::json q = read_json(pp);
-    if (!q.is_object()) throw InputError({pp.string(), 0, ""}, "expected a JSON object");
-    auto flag = [&](const char* key, bool& out) {
-      if (!q.contains(key) || q[key].is_null()) return;
-      if (!q[key].is_boolean()) throw InputError({pp.string(), 0, key}, "expected true or false");
-      out = q[key].get<bool>();
-    };
-    flag("do_resize", c.do_resize);
-    flag("do_rescale", c.do_rescale);
-    flag("do_normalize", c.do_normalize);
-    if (q.contains("size") && !q["size"].is_null()) {
-      const auto& s = q["size"];
-      auto edge = [&](const nlohmann::json& e, int& out) {
-        if (!e.is_number_integer() || e.get<std::int64_t>() < 1 ||
-            e.get<std::int64_t>() > kMaxBlipEdge) {
-          throw InputError({pp.string(), 0, "size"},
-                           "expected {\"height\": H, \"width\": W} of 1 "
-                           "to " +
-                               std::to_string(kMaxBlipEdge) + " pixels");
-        }
-        out = static_cast<int>(e.get<std::int64_t>());
-      };
-      if (s.is_object() && s.contains("height") && s.contains("width")) {
-        edge(s["height"], c.resize_h);
-        edge(s["width"], c.resize_w);
-      } else if (s.is_number_integer()) {
-        edge(s, c.resize_h);
-        c.resize_w = c.resize_h;
-      } else {
-        throw InputError({pp.string(), 0, "size"}, "expected {\"height\": H, \"width\": W}");
-      }
-    }
-    if (q.contains("resample") && !q["resample"].is_null() &&
-        !(q["resample"].is_number_integer() && q["resample"].get<int>() == 3)) {
-      throw InputError({pp.string(), 0, "resample"}, "only bicubic (3) is supported");
-    }
-    if (q.contains("rescale_factor") && !q["rescale_factor"].is_null()) {
-      if (!q["rescale_factor"].is_number()) {
-        throw InputError({pp.string(), 0, "rescale_factor"}, "expected a number");
-      }
-      c.rescale_factor = q["rescale_factor"].get<double>();
-    }
-    auto triple = [&](const char* key, std::array<float, 3>& out) {
-      if (!q.contains(key) || q[key].is_null()) return;
-      const auto& e = q[key];
-      if (e.is_number()) {
-        out.fill(e.get<float>());
-      } else if (e.is_array() && e.size() == 3 && e[0].is_number() && e[1].is_number() &&
-                 e[2].is_number()) {
-        for (std::size_t k = 0; k < 3; ++k)
-          out[k] = e[k].get<float>();
-      } else {
-        throw InputError({pp.string(), 0, key}, "expected 3 numbers");
-      }
-    };
-    triple("image_mean", c.mean);
-    triple("image_std", c.std);
+    const nlohmann::json qj = detail::read_config_json(pp);
+    const detail::ConfigReader q(qj, pp);
+    detail::ImageProcessorFields f{c.do_resize,      c.do_rescale, c.do_normalize,
+                                   c.resize_h,       c.resize_w,   3,
+                                   c.rescale_factor, c.mean,       c.std};
+    detail::read_image_processor(q, f, kMaxBlipEdge);
+    if (f.resample != 3) q.fail("resample", "only bicubic (3) is supported");
+    c.do_resize = f.do_resize;
+    c.do_rescale = f.do_rescale;
+    c.do_normalize = f.do_normalize;
+    c.resize_h = f.height;
+    c.resize_w = f.width;
+    c.rescale_factor = f.rescale_factor;
+    c.mean = f.mean;
+    c.std = f.std;
   }
   if (c.do_resize && (c.resize_h != c.image_size || c.resize_w != c.image_size)) {
     throw InputError({pp.string(), 0, "size"},

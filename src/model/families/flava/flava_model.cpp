@@ -9,6 +9,7 @@
 #include "model/families/flava/flava_model.hpp"
 #include "model/kernels/gemm.hpp"
 #include "model/layers/transformer.hpp"
+#include "model/runtime/checkpoint.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/safetensors.hpp"
@@ -38,77 +39,22 @@ nlohmann::json encoder_json(const FlavaEncoderConfig& e) {
           {"layer_norm_eps", e.eps},        {"qkv_bias", e.qkv_bias}};
 }
 
-nlohmann::json read_json(const fs::path& p) {
-  try {
-    return nlohmann::json::parse(read_file(p));
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError({p.string(), 0, ""}, std::string("invalid JSON: ") + e.what());
-  }
-}
+// Caps on what a FLAVA config may ask for, far beyond facebook/flava-full (width 768, 12
+// layers, 224 pixels): a bigger value is a broken or hostile file, refused naming the field
+// before anything is allocated.
+constexpr std::int64_t kMaxFlavaSize = detail::kMaxConfigSize;
+constexpr std::int64_t kMaxFlavaEdge = detail::kMaxConfigPixels;
 
-// An integer field >= lo, when present.
-void read_int(const nlohmann::json& j, const fs::path& p, const std::string& where, const char* key,
-              int& out, int lo) {
-  if (!j.contains(key) || j[key].is_null()) return;
-  if (!j[key].is_number_integer() || j[key].get<long long>() < lo) {
-    throw InputError({p.string(), 0, where + key}, "expected an integer >= " + std::to_string(lo));
-  }
-  out = j[key].get<int>();
-}
-
-void read_encoder(const nlohmann::json& j, const fs::path& p, const std::string& where,
-                  FlavaEncoderConfig& e) {
-  read_int(j, p, where, "hidden_size", e.hidden, 1);
-  read_int(j, p, where, "num_hidden_layers", e.layers, 1);
-  read_int(j, p, where, "num_attention_heads", e.heads, 1);
-  read_int(j, p, where, "intermediate_size", e.mlp, 1);
-  if (j.contains("layer_norm_eps")) {
-    if (!j["layer_norm_eps"].is_number() || j["layer_norm_eps"].get<double>() <= 0) {
-      throw InputError({p.string(), 0, where + "layer_norm_eps"}, "expected a positive number");
-    }
-    e.eps = j["layer_norm_eps"].get<double>();
-  }
-  if (j.contains("qkv_bias")) {
-    if (!j["qkv_bias"].is_boolean()) {
-      throw InputError({p.string(), 0, where + "qkv_bias"}, "expected true or false");
-    }
-    e.qkv_bias = j["qkv_bias"].get<bool>();
-  }
-  const std::string act = j.value("hidden_act", std::string("gelu"));
-  if (act != "gelu") {
-    throw InputError({p.string(), 0, where + "hidden_act"},
-                     "'" + act + "' is not supported (gelu only)");
-  }
-  if (e.hidden % e.heads != 0) {
-    throw InputError({p.string(), 0, where + "num_attention_heads"}, "does not divide hidden_size");
-  }
-}
-
-// {"height": H, "width": W}, {"shortest_edge": N} is refused, a plain N is N x N.
-void read_size(const nlohmann::json& q, const fs::path& p, const char* key, int& h, int& w) {
-  if (!q.contains(key) || q[key].is_null()) return;
-  const auto& s = q[key];
-  if (s.is_number_integer() && s.get<int>() > 0) {
-    h = w = s.get<int>();
-  } else if (s.is_object() && s.contains("height") && s.contains("width") &&
-             s["height"].is_number_integer() && s["width"].is_number_integer() &&
-             s["height"].get<int>() > 0 && s["width"].get<int>() > 0) {
-    h = s["height"].get<int>();
-    w = s["width"].get<int>();
-  } else {
-    throw InputError({p.string(), 0, key}, "expected {\"height\": H, \"width\": W}");
-  }
-}
-
-const nlohmann::json& sub_config(const nlohmann::json& j, const fs::path& p, const char* key) {
-  static const nlohmann::json empty = nlohmann::json::object();
-  for (const std::string& k : {std::string(key), std::string(key) + "_dict"}) {
-    if (j.contains(k) && j[k].is_object()) return j[k];
-    if (j.contains(k) && !j[k].is_null()) {
-      throw InputError({p.string(), 0, k}, "expected an object");
-    }
-  }
-  return empty;
+void read_encoder(const detail::ConfigReader& r, FlavaEncoderConfig& e) {
+  r.integer("hidden_size", e.hidden, 1, kMaxFlavaSize);
+  r.integer("num_hidden_layers", e.layers, 1, kMaxFlavaSize);
+  r.integer("num_attention_heads", e.heads, 1, kMaxFlavaSize);
+  r.integer("intermediate_size", e.mlp, 1, kMaxFlavaSize);
+  r.positive("layer_norm_eps", e.eps);
+  r.flag("qkv_bias", e.qkv_bias);
+  std::string act = "gelu";
+  r.one_of("hidden_act", act, {"gelu"});
+  if (e.hidden % e.heads != 0) r.fail("num_attention_heads", "does not divide hidden_size");
 }
 
 }  // namespace
@@ -145,88 +91,57 @@ bool is_flava_checkpoint(const fs::path& dir) {
 FlavaConfig load_flava_config(const fs::path& dir) {
   const fs::path p = dir / "config.json";
   if (!fs::exists(p)) throw IoError("no config.json in " + dir.string());
-  const nlohmann::json j = read_json(p);
+  const nlohmann::json j = detail::read_config_json(p, false);
   if (!j.is_object() || j.value("model_type", std::string()) != "flava") {
     throw InputError({p.string(), 0, "model_type"}, "not a FLAVA checkpoint (model_type != flava)");
   }
   FlavaConfig c;
-  read_int(j, p, "", "projection_dim", c.projection_dim, 1);
-  const nlohmann::json& ic = sub_config(j, p, "image_config");
-  const nlohmann::json& tc = sub_config(j, p, "text_config");
-  const nlohmann::json& mc = sub_config(j, p, "multimodal_config");
-  read_encoder(ic, p, "image_config.", c.image);
-  read_encoder(tc, p, "text_config.", c.text);
-  read_encoder(mc, p, "multimodal_config.", c.multimodal);
-  read_int(ic, p, "image_config.", "image_size", c.image_size, 1);
-  read_int(ic, p, "image_config.", "patch_size", c.patch, 1);
+  const detail::ConfigReader r(j, p);
+  r.integer("projection_dim", c.projection_dim, 1, kMaxFlavaSize);
+  const detail::ConfigReader ic = r.sub({"image_config", "image_config_dict"});
+  const detail::ConfigReader tc = r.sub({"text_config", "text_config_dict"});
+  const detail::ConfigReader mc = r.sub({"multimodal_config", "multimodal_config_dict"});
+  read_encoder(ic, c.image);
+  read_encoder(tc, c.text);
+  read_encoder(mc, c.multimodal);
+  ic.integer("image_size", c.image_size, 1, kMaxFlavaEdge);
+  ic.integer("patch_size", c.patch, 1, kMaxFlavaEdge);
   int channels = 3;
-  read_int(ic, p, "image_config.", "num_channels", channels, 1);
-  if (channels != 3) {
-    throw InputError({p.string(), 0, "image_config.num_channels"}, "only 3 is supported");
-  }
-  if (c.image_size % c.patch != 0) {
-    throw InputError({p.string(), 0, "image_config.patch_size"}, "does not divide image_size");
-  }
-  read_int(tc, p, "text_config.", "vocab_size", c.vocab_size, 1);
-  read_int(tc, p, "text_config.", "max_position_embeddings", c.max_text_len, 3);
-  read_int(tc, p, "text_config.", "type_vocab_size", c.type_vocab, 1);
-  const std::string pos = tc.value("position_embedding_type", std::string("absolute"));
-  if (pos != "absolute") {
-    throw InputError({p.string(), 0, "text_config.position_embedding_type"},
-                     "'" + pos + "' is not supported (absolute only)");
-  }
-  if (mc.contains("use_cls_token")) {
-    if (!mc["use_cls_token"].is_boolean()) {
-      throw InputError({p.string(), 0, "multimodal_config.use_cls_token"}, "expected a boolean");
-    }
-    c.multimodal_cls = mc["use_cls_token"].get<bool>();
-  }
+  ic.integer("num_channels", channels, 1, kMaxFlavaSize);
+  if (channels != 3) ic.fail("num_channels", "only 3 is supported");
+  if (c.image_size % c.patch != 0) ic.fail("patch_size", "does not divide image_size");
+  tc.integer("vocab_size", c.vocab_size, 1, detail::kMaxConfigVocab);
+  tc.integer("max_position_embeddings", c.max_text_len, 3, kMaxFlavaSize);
+  tc.integer("type_vocab_size", c.type_vocab, 1, kMaxFlavaSize);
+  std::string pos = "absolute";
+  tc.one_of("position_embedding_type", pos, {"absolute"});
+  mc.flag("use_cls_token", c.multimodal_cls);
   c.resize_h = c.resize_w = c.crop_h = c.crop_w = c.image_size;
   const fs::path pp = dir / "preprocessor_config.json";
   if (fs::exists(pp)) {
-    const nlohmann::json q = read_json(pp);
-    if (!q.is_object()) throw InputError({pp.string(), 0, ""}, "expected a JSON object");
+    const nlohmann::json qj = detail::read_config_json(pp);
+    const detail::ConfigReader q(qj, pp);
     for (const char* flag : {"do_resize", "do_rescale", "do_normalize"}) {
-      if (q.contains(flag) && !(q[flag].is_boolean() && q[flag].get<bool>())) {
-        throw InputError({pp.string(), 0, flag}, "only true is supported");
-      }
+      bool on = true;
+      q.flag(flag, on);
+      if (!on) q.fail(flag, "only true is supported");
     }
-    read_size(q, pp, "size", c.resize_h, c.resize_w);
-    if (q.contains("do_center_crop")) {
-      if (!q["do_center_crop"].is_boolean()) {
-        throw InputError({pp.string(), 0, "do_center_crop"}, "expected a boolean");
-      }
-      c.center_crop = q["do_center_crop"].get<bool>();
-    }
+    detail::read_image_size(q, "size", c.resize_h, c.resize_w, kMaxFlavaEdge);
+    q.flag("do_center_crop", c.center_crop);
     c.crop_h = c.resize_h;
     c.crop_w = c.resize_w;
-    if (c.center_crop) read_size(q, pp, "crop_size", c.crop_h, c.crop_w);
-    if (q.value("resample", 3) != 3) {
-      throw InputError({pp.string(), 0, "resample"}, "only bicubic (3) is supported");
-    }
-    if (q.contains("rescale_factor") &&
-        !(q["rescale_factor"].is_number() &&
-          std::abs(q["rescale_factor"].get<double>() - 1.0 / 255.0) < 1e-12)) {
-      throw InputError({pp.string(), 0, "rescale_factor"}, "only 1/255 is supported");
-    }
-    auto triple = [&](const char* key, std::array<float, 3>& out) {
-      if (!q.contains(key)) return;
-      const auto& v = q[key];
-      if (v.is_number()) {
-        out.fill(v.get<float>());
-      } else if (v.is_array() && v.size() == 3 && v[0].is_number() && v[1].is_number() &&
-                 v[2].is_number()) {
-        for (std::size_t k = 0; k < 3; ++k)
-          out[k] = v[k].get<float>();
-      } else {
-        throw InputError({pp.string(), 0, key}, "expected 3 numbers");
-      }
-    };
-    triple("image_mean", c.mean);
-    triple("image_std", c.std);
+    if (c.center_crop) detail::read_image_size(q, "crop_size", c.crop_h, c.crop_w, kMaxFlavaEdge);
+    int resample = 3;
+    q.integer("resample", resample, 0, 5);
+    if (resample != 3) q.fail("resample", "only bicubic (3) is supported");
+    double rescale = 1.0 / 255.0;
+    q.number("rescale_factor", rescale);
+    if (std::abs(rescale - 1.0 / 255.0) >= 1e-12)
+      q.fail("rescale_factor", "only 1/255 is supported");
+    q.triple("image_mean", c.mean);
+    q.triple("image_std", c.std);
     if (c.crop_h > c.resize_h || c.crop_w > c.resize_w) {
-      throw InputError({pp.string(), 0, "crop_size"},
-                       "larger than size (the processor would pad; not supported)");
+      q.fail("crop_size", "larger than size (the processor would pad; not supported)");
     }
   }
   if (c.crop_h != c.image_size || c.crop_w != c.image_size) {

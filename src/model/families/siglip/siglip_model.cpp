@@ -37,54 +37,14 @@ constexpr std::int64_t kMaxImageEdge = 2048;        // pixels
 constexpr double kSiglipInitLogitScale = 2.302585;  // log(10), SigLIP's initialisation
 constexpr double kSiglipInitLogitBias = -10.0;
 
-nlohmann::json read_json(const fs::path& p) {
-  try {
-    return nlohmann::json::parse(read_file(p));
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError({p.string(), 0, ""}, std::string("invalid JSON: ") + e.what());
-  }
-}
-
-// An integer field in [lo, hi], when present (null means "the default", as transformers).
-void read_int(const nlohmann::json& j, const std::string& file, const std::string& where,
-              const char* key, int& out, std::int64_t lo, std::int64_t hi = kMaxSize) {
-  if (!j.contains(key) || j[key].is_null()) return;
-  const auto& v = j[key];
-  if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi ||
-      (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi))) {
-    throw InputError({file, 0, where + key}, "expected an integer from " + std::to_string(lo) +
-                                                 " to " + std::to_string(hi));
-  }
-  out = static_cast<int>(v.get<std::int64_t>());
-}
-
-void read_tower(const nlohmann::json& j, const std::string& file, const std::string& where,
-                SiglipTowerConfig& t) {
-  read_int(j, file, where, "hidden_size", t.hidden, 1);
-  read_int(j, file, where, "intermediate_size", t.mlp, 1);
-  read_int(j, file, where, "num_hidden_layers", t.layers, 1);
-  read_int(j, file, where, "num_attention_heads", t.heads, 1);
-  if (j.contains("layer_norm_eps") && !j["layer_norm_eps"].is_null()) {
-    if (!j["layer_norm_eps"].is_number() || !(j["layer_norm_eps"].get<double>() > 0)) {
-      throw InputError({file, 0, where + "layer_norm_eps"}, "expected a positive number");
-    }
-    t.eps = j["layer_norm_eps"].get<double>();
-  }
-  if (j.contains("hidden_act") && !j["hidden_act"].is_null()) {
-    if (!j["hidden_act"].is_string()) {
-      throw InputError({file, 0, where + "hidden_act"}, "expected a string");
-    }
-    t.act = j["hidden_act"].get<std::string>();
-  }
-  if (t.act != "gelu_pytorch_tanh" && t.act != "gelu_new" && t.act != "gelu" &&
-      t.act != "quick_gelu") {
-    throw InputError(
-        {file, 0, where + "hidden_act"},
-        "'" + t.act + "' is not supported (gelu_pytorch_tanh, gelu_new, gelu, quick_gelu)");
-  }
-  if (t.hidden % t.heads != 0) {
-    throw InputError({file, 0, where + "num_attention_heads"}, "does not divide hidden_size");
-  }
+void read_tower(const detail::ConfigReader& r, SiglipTowerConfig& t) {
+  r.integer("hidden_size", t.hidden, 1, kMaxSize);
+  r.integer("intermediate_size", t.mlp, 1, kMaxSize);
+  r.integer("num_hidden_layers", t.layers, 1, kMaxSize);
+  r.integer("num_attention_heads", t.heads, 1, kMaxSize);
+  r.positive("layer_norm_eps", t.eps);
+  r.one_of("hidden_act", t.act, {"gelu_pytorch_tanh", "gelu_new", "gelu", "quick_gelu"});
+  if (t.hidden % t.heads != 0) r.fail("num_attention_heads", "does not divide hidden_size");
 }
 
 PostOp post_op(const std::string& act) {
@@ -132,95 +92,45 @@ SiglipConfig siglip_config_from_json(const nlohmann::json& config,
                                      const nlohmann::json& preprocessor, const std::string& where) {
   if (!config.is_object()) throw InputError({where, 0, ""}, "expected a JSON object");
   SiglipConfig c;
-  static const nlohmann::json kEmpty = nlohmann::json::object();
-  auto sub = [&](const char* key) -> const nlohmann::json& {
-    if (!config.contains(key) || config[key].is_null()) return kEmpty;
-    if (!config[key].is_object()) throw InputError({where, 0, key}, "expected an object");
-    return config[key];
-  };
-  const nlohmann::json& tc = sub("text_config");
-  const nlohmann::json& vc = sub("vision_config");
-  read_tower(tc, where, "text_config.", c.text);
-  read_int(tc, where, "text_config.", "vocab_size", c.vocab_size, 1, kMaxVocab);
-  read_int(tc, where, "text_config.", "max_position_embeddings", c.max_positions, 1);
+  const detail::ConfigReader r(config, where);
+  const detail::ConfigReader tc = r.sub("text_config");
+  const detail::ConfigReader vc = r.sub("vision_config");
+  read_tower(tc, c.text);
+  tc.integer("vocab_size", c.vocab_size, 1, kMaxVocab);
+  tc.integer("max_position_embeddings", c.max_positions, 1, kMaxSize);
   c.projection_size = c.text.hidden;  // projection_size absent or null: hidden_size
-  read_int(tc, where, "text_config.", "projection_size", c.projection_size, 1);
-  read_tower(vc, where, "vision_config.", c.vision);
-  read_int(vc, where, "vision_config.", "image_size", c.image_size, 1, kMaxImageEdge);
-  read_int(vc, where, "vision_config.", "patch_size", c.patch, 1, kMaxImageEdge);
-  read_int(vc, where, "vision_config.", "num_channels", c.channels, 3, 3);
+  tc.integer("projection_size", c.projection_size, 1, kMaxSize);
+  read_tower(vc, c.vision);
+  vc.integer("image_size", c.image_size, 1, kMaxImageEdge);
+  vc.integer("patch_size", c.patch, 1, kMaxImageEdge);
+  vc.integer("num_channels", c.channels, 3, 3);
   // Conv2d with stride = kernel = patch and "valid" padding: (image_size // patch)^2 patches, a
   // remainder of pixels on the right and bottom is not seen (so400m: 384 / 14 -> 27 x 27).
-  if (c.patch > c.image_size) {
-    throw InputError({where, 0, "vision_config.patch_size"}, "larger than image_size");
-  }
-  if (vc.contains("vision_use_head") && vc["vision_use_head"].is_boolean() &&
-      !vc["vision_use_head"].get<bool>()) {
-    throw InputError({where, 0, "vision_config.vision_use_head"},
-                     "a SigLIP vision tower without its attention pooling head has no image "
-                     "embedding (SiglipModel needs the head)");
+  if (c.patch > c.image_size) vc.fail("patch_size", "larger than image_size");
+  bool use_head = true;
+  vc.flag("vision_use_head", use_head);
+  if (!use_head) {
+    vc.fail("vision_use_head",
+            "a SigLIP vision tower without its attention pooling head has no image embedding "
+            "(SiglipModel needs the head)");
   }
   if (c.projection_size != c.vision.hidden) {
-    throw InputError({where, 0, "text_config.projection_size"},
-                     "the text embedding (" + std::to_string(c.projection_size) +
-                         ") and the image embedding (vision hidden_size " +
-                         std::to_string(c.vision.hidden) + ") differ in size");
+    tc.fail("projection_size", "the text embedding (" + std::to_string(c.projection_size) +
+                                   ") and the image embedding (vision hidden_size " +
+                                   std::to_string(c.vision.hidden) + ") differ in size");
   }
   // preprocessor_config.json (SiglipImageProcessor's defaults for what it does not list).
   const std::string pp_where =
       where == "config.json" ? "preprocessor_config.json"
                              : fs::path(where).parent_path().string() + "/preprocessor_config.json";
   SiglipPreprocessConfig& p = c.preprocess;
-  p.height = p.width = c.image_size;  // only used when the processor does not say
   if (preprocessor.is_object()) {
-    const nlohmann::json& q = preprocessor;
-    auto flag = [&](const char* key, bool& out) {
-      if (!q.contains(key) || q[key].is_null()) return;
-      if (!q[key].is_boolean()) throw InputError({pp_where, 0, key}, "expected true or false");
-      out = q[key].get<bool>();
-    };
-    flag("do_resize", p.do_resize);
-    flag("do_rescale", p.do_rescale);
-    flag("do_normalize", p.do_normalize);
-    if (q.contains("size") && !q["size"].is_null()) {
-      const auto& s = q["size"];
-      if (!s.is_object() || !s.contains("height") || !s.contains("width")) {
-        throw InputError({pp_where, 0, "size"}, "expected {\"height\": H, \"width\": W}");
-      }
-      read_int(s, pp_where, "size.", "height", p.height, 1, kMaxImageEdge);
-      read_int(s, pp_where, "size.", "width", p.width, 1, kMaxImageEdge);
-    } else {
-      p.height = p.width = 224;  // SiglipImageProcessor's default size
-    }
-    read_int(q, pp_where, "", "resample", p.resample, 0, 5);
+    const detail::ConfigReader q(preprocessor, pp_where);
+    detail::read_image_processor(q, p, kMaxImageEdge);
     if (p.resample != 2 && p.resample != 3) {
-      throw InputError(
-          {pp_where, 0, "resample"},
-          "only PIL bilinear (2) and bicubic (3) are supported, got " + std::to_string(p.resample));
+      q.fail("resample", "only PIL bilinear (2) and bicubic (3) are supported, got " +
+                             std::to_string(p.resample));
     }
-    if (q.contains("rescale_factor") && !q["rescale_factor"].is_null()) {
-      if (!q["rescale_factor"].is_number()) {
-        throw InputError({pp_where, 0, "rescale_factor"}, "expected a number");
-      }
-      p.rescale_factor = q["rescale_factor"].get<double>();
-    }
-    auto triple = [&](const char* key, std::array<float, 3>& out) {
-      if (!q.contains(key) || q[key].is_null()) return;
-      const auto& v = q[key];
-      if (v.is_number()) {
-        out.fill(v.get<float>());
-      } else if (v.is_array() && v.size() == 3 && v[0].is_number() && v[1].is_number() &&
-                 v[2].is_number()) {
-        for (std::size_t k = 0; k < 3; ++k)
-          out[k] = v[k].get<float>();
-      } else {
-        throw InputError({pp_where, 0, key}, "expected 3 numbers");
-      }
-    };
-    triple("image_mean", p.mean);
-    triple("image_std", p.std);
-  } else {
-    p.height = p.width = 224;
   }
   if (p.do_resize && (p.height != c.image_size || p.width != c.image_size)) {
     throw InputError({pp_where, 0, "size"},
@@ -234,13 +144,14 @@ SiglipConfig siglip_config_from_json(const nlohmann::json& config,
 SiglipConfig load_siglip_config(const fs::path& dir) {
   const fs::path p = dir / "config.json";
   if (!fs::is_regular_file(p)) throw IoError("no config.json in " + dir.string());
-  const nlohmann::json j = read_json(p);
+  const nlohmann::json j = detail::read_config_json(p, false);
   if (!j.is_object() || j.value("model_type", std::string()) != "siglip") {
     throw InputError({p.string(), 0, "model_type"},
                      "not a SigLIP checkpoint (model_type != siglip)");
   }
   const fs::path pp = dir / "preprocessor_config.json";
-  const nlohmann::json q = fs::is_regular_file(pp) ? read_json(pp) : nlohmann::json();
+  const nlohmann::json q =
+      fs::is_regular_file(pp) ? detail::read_config_json(pp, false) : nlohmann::json();
   return siglip_config_from_json(j, q, p.string());
 }
 

@@ -35,6 +35,7 @@
 #include "winokit/io/image_decode.hpp"
 #include "winokit/model/vl_model.hpp"
 
+#include "model/runtime/checkpoint.hpp"
 #include "winokit/core/layer.hpp"
 WINOKIT_LAYER(model);
 
@@ -47,12 +48,9 @@ struct SiglipTowerConfig {
   std::string act = "gelu_pytorch_tanh";  // gelu_pytorch_tanh (= gelu_new), gelu, quick_gelu
 };
 
-struct SiglipPreprocessConfig {
-  bool do_resize = true, do_rescale = true, do_normalize = true;
-  int height = 224, width = 224;
-  int resample = 3;  // PIL: 3 bicubic, 2 bilinear
-  double rescale_factor = 1.0 / 255.0;
-  std::array<float, 3> mean = {0.5f, 0.5f, 0.5f}, std = {0.5f, 0.5f, 0.5f};
+// SiglipImageProcessor's fields, with its defaults (224 x 224, PIL bicubic (3; bilinear is 2),
+// x / 255, mean and std 0.5).
+struct SiglipPreprocessConfig : detail::ImageProcessorFields {
   nlohmann::json to_json() const;
 };
 

@@ -9,6 +9,7 @@
 #include "model/families/vilt/vilt_model.hpp"
 #include "model/kernels/gemm.hpp"
 #include "model/layers/transformer.hpp"
+#include "model/runtime/checkpoint.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/rng.hpp"
 #include "winokit/io/files.hpp"
@@ -47,18 +48,6 @@ nlohmann::json ViltConfig::to_json() const {
             {"patches", "all, row-major (max_image_length sampling not applied)"}}}};
 }
 
-namespace {
-
-nlohmann::json read_json(const fs::path& p) {
-  try {
-    return nlohmann::json::parse(read_file(p));
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError({p.string(), 0, ""}, std::string("invalid JSON: ") + e.what());
-  }
-}
-
-}  // namespace
-
 bool is_vilt_checkpoint(const fs::path& dir) {
   const fs::path p = dir / "config.json";
   if (!fs::is_regular_file(p)) return false;
@@ -80,100 +69,57 @@ constexpr std::int64_t kMaxViltEdge = 1536;     // pixels: 4x the reference's 38
 ViltConfig load_vilt_config(const fs::path& dir) {
   const fs::path p = dir / "config.json";
   if (!fs::exists(p)) throw IoError("no config.json in " + dir.string());
-  const nlohmann::json j = read_json(p);
+  const nlohmann::json j = detail::read_config_json(p, false);
   if (!j.is_object() || j.value("model_type", std::string()) != "vilt") {
     throw InputError({p.string(), 0, "model_type"}, "not a ViLT checkpoint (model_type != vilt)");
   }
   ViltConfig c;
-  // Every size is read as a 64-bit integer and checked against its cap before it becomes an int
-  // (a huge value wrapped or allocated gigabytes; issue 23).
-  auto num = [&](const char* key, int& out, int lo, std::int64_t hi = kMaxViltSize) {
-    if (!j.contains(key)) return;
-    const auto& v = j[key];
-    if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi ||
-        (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi))) {
-      throw InputError({p.string(), 0, key}, "expected an integer from " + std::to_string(lo) +
-                                                 " to " + std::to_string(hi));
-    }
-    out = static_cast<int>(v.get<std::int64_t>());
-  };
-  num("hidden_size", c.hidden, 1);
-  num("num_hidden_layers", c.layers, 1);
-  num("num_attention_heads", c.heads, 1);
-  num("intermediate_size", c.mlp, 1);
-  num("vocab_size", c.vocab_size, 1);
-  num("max_position_embeddings", c.max_text_len, 3);
-  num("type_vocab_size", c.type_vocab, 1);
-  num("modality_type_vocab_size", c.modality_types, 2);
-  num("image_size", c.image_size, 1, kMaxViltEdge);
-  num("patch_size", c.patch, 1, kMaxViltEdge);
-  num("num_channels", c.channels, 3);
-  if (j.contains("max_image_length") && j["max_image_length"].is_number_integer()) {
-    c.max_image_length = j["max_image_length"].get<int>();
-  }
-  if (j.contains("layer_norm_eps")) {
-    if (!j["layer_norm_eps"].is_number()) {
-      throw InputError({p.string(), 0, "layer_norm_eps"}, "expected a number");
-    }
-    c.eps = j["layer_norm_eps"].get<double>();
-  }
-  if (j.contains("qkv_bias") && j["qkv_bias"].is_boolean()) c.qkv_bias = j["qkv_bias"].get<bool>();
-  if (c.channels != 3) throw InputError({p.string(), 0, "num_channels"}, "only 3 is supported");
-  if (c.hidden % c.heads != 0) {
-    throw InputError({p.string(), 0, "num_attention_heads"}, "does not divide hidden_size");
-  }
-  if (c.image_size % c.patch != 0) {
-    throw InputError({p.string(), 0, "patch_size"}, "does not divide image_size");
-  }
-  const std::string act = j.value("hidden_act", std::string("gelu"));
-  if (act != "gelu") {
-    throw InputError({p.string(), 0, "hidden_act"}, "'" + act + "' is not supported (gelu only)");
-  }
+  // Every size is checked against its cap before it becomes an int (a huge value wrapped or
+  // allocated gigabytes; issue 23).
+  const detail::ConfigReader r(j, p);
+  r.integer("hidden_size", c.hidden, 1, kMaxViltSize);
+  r.integer("num_hidden_layers", c.layers, 1, kMaxViltSize);
+  r.integer("num_attention_heads", c.heads, 1, kMaxViltSize);
+  r.integer("intermediate_size", c.mlp, 1, kMaxViltSize);
+  r.integer("vocab_size", c.vocab_size, 1, kMaxViltSize);
+  r.integer("max_position_embeddings", c.max_text_len, 3, kMaxViltSize);
+  r.integer("type_vocab_size", c.type_vocab, 1, kMaxViltSize);
+  r.integer("modality_type_vocab_size", c.modality_types, 2, kMaxViltSize);
+  r.integer("image_size", c.image_size, 1, kMaxViltEdge);
+  r.integer("patch_size", c.patch, 1, kMaxViltEdge);
+  r.integer("num_channels", c.channels, 3, kMaxViltSize);
+  // Not used (every patch is kept); recorded as the checkpoint says.
+  r.integer("max_image_length", c.max_image_length, -1, kMaxViltSize * kMaxViltSize);
+  r.positive("layer_norm_eps", c.eps);
+  r.flag("qkv_bias", c.qkv_bias);
+  if (c.channels != 3) r.fail("num_channels", "only 3 is supported");
+  if (c.hidden % c.heads != 0) r.fail("num_attention_heads", "does not divide hidden_size");
+  if (c.image_size % c.patch != 0) r.fail("patch_size", "does not divide image_size");
+  std::string act = "gelu";
+  r.one_of("hidden_act", act, {"gelu"});
   const fs::path pp = dir / "preprocessor_config.json";
   if (fs::exists(pp)) {
-    const nlohmann::json q = read_json(pp);
+    const nlohmann::json qj = detail::read_config_json(pp);
+    const detail::ConfigReader q(qj, pp);
     // The resized image's shorter side (its longer one is at most 1333/800 of it), capped at
     // kMaxViltEdge: a 12,000-pixel edge asked for gigabytes before anything was checked.
-    auto edge = [&](const nlohmann::json& v, const char* field, int& out) {
-      if (!v.is_number_integer() || v.get<std::int64_t>() < 1 ||
-          v.get<std::int64_t>() > kMaxViltEdge ||
-          (v.is_number_unsigned() && v.get<std::uint64_t>() > kMaxViltEdge)) {
-        throw InputError({pp.string(), 0, field}, "expected an integer from 1 to " +
-                                                      std::to_string(kMaxViltEdge) +
-                                                      " (pixels), got " + v.dump());
-      }
-      out = static_cast<int>(v.get<std::int64_t>());
-    };
-    if (q.contains("size")) {
-      const auto& s = q["size"];
-      if (s.is_object() && s.contains("shortest_edge")) {
-        edge(s["shortest_edge"], "size.shortest_edge", c.shortest_edge);
-      } else if (s.is_number()) {
-        edge(s, "size", c.shortest_edge);
+    if (q.has("size")) {
+      if (qj["size"].is_object() && qj["size"].contains("shortest_edge")) {
+        q.sub("size").integer("shortest_edge", c.shortest_edge, 1, kMaxViltEdge);
+      } else if (qj["size"].is_number()) {
+        q.integer("size", c.shortest_edge, 1, kMaxViltEdge);
       } else {
-        throw InputError({pp.string(), 0, "size"}, "expected {\"shortest_edge\": N}");
+        q.fail("size", "expected {\"shortest_edge\": N}");
       }
     }
-    if (q.contains("size_divisor")) edge(q["size_divisor"], "size_divisor", c.size_divisor);
-    auto triple = [&](const char* key, std::array<float, 3>& out) {
-      if (!q.contains(key)) return;
-      const auto& v = q[key];
-      if (v.is_number()) {
-        out.fill(v.get<float>());
-      } else if (v.is_array() && v.size() == 3) {
-        for (std::size_t k = 0; k < 3; ++k)
-          out[k] = v[k].get<float>();
-      } else {
-        throw InputError({pp.string(), 0, key}, "expected 3 numbers");
-      }
-    };
-    triple("image_mean", c.mean);
-    triple("image_std", c.std);
-    if (q.value("resample", 3) != 3) {
-      throw InputError({pp.string(), 0, "resample"}, "only bicubic (3) is supported");
-    }
-    if (c.shortest_edge < c.size_divisor || c.size_divisor < 1) {
-      throw InputError({pp.string(), 0, "size"}, "shortest_edge must be >= size_divisor >= 1");
+    q.integer("size_divisor", c.size_divisor, 1, kMaxViltEdge);
+    q.triple("image_mean", c.mean);
+    q.triple("image_std", c.std);
+    int resample = 3;
+    q.integer("resample", resample, 0, 5);
+    if (resample != 3) q.fail("resample", "only bicubic (3) is supported");
+    if (c.shortest_edge < c.size_divisor) {
+      q.fail("size", "shortest_edge must be >= size_divisor >= 1");
     }
   }
   return c;
