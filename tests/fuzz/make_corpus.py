@@ -24,6 +24,27 @@ CORPUS = HERE / "corpus"
 FIXTURES = HERE.parent / "fixtures"
 
 
+FAMILY_CONFIG_SEEDS = [  # (fuzz_config.cpp's family byte, name, fixture folder)
+    (2, "vilt", FIXTURES / "vilt" / "tiny-rank"),
+    (3, "flava", FIXTURES / "flava" / "tiny-pretraining"),
+    (4, "siglip", FIXTURES / "siglip" / "tiny-a"),
+    (5, "blip", FIXTURES / "blip" / "tiny-itm"),
+    (6, "gpt2", HERE.parent / "golden" / "gpt2_tiny" / "f32"),
+    (7, "llama", HERE.parent / "golden" / "llama_tiny" / "llama"),
+    (8, "smolvlm", HERE.parent / "golden" / "smolvlm_tiny" / "model"),
+    (9, "llava", FIXTURES / "llava_onevision" / "model"),
+]
+
+
+def write_family_config_seeds():
+    for byte, name, folder in FAMILY_CONFIG_SEEDS:
+        data = bytes([byte]) + (folder / "config.json").read_bytes()
+        pp = folder / "preprocessor_config.json"
+        if pp.exists():
+            data += b"\x00" + pp.read_bytes()
+        write("config", name + ".json", data)
+
+
 def write(name, file, data):
     d = CORPUS / name
     d.mkdir(parents=True, exist_ok=True)
@@ -181,6 +202,9 @@ def main():
               "preprocess_cfg": {"mean": [0.5, 0.5, 0.5], "std": [0.25, 0.25, 0.25],
                                  "interpolation": "bicubic", "resize_mode": "shortest"}}
         write("config", "openclip.json", b"\x01" + json.dumps(oc).encode())
+        # The other families (fuzz_config.cpp's byte): config.json, a NUL and
+        # preprocessor_config.json, from each family's tiny fixture.
+        write_family_config_seeds()
         # Images: a synthetic PNG; a JPEG and a WebP when the encoders are at hand.
         write("image", "synth.png", (tmp / "syn" / "images" / "ex_0_img_0.png").read_bytes())
         try:

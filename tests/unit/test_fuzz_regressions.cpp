@@ -3,7 +3,11 @@
 // here for the behaviour a user sees: a typed error naming the file, or the right result.
 #include <gtest/gtest.h>
 
+#include "model/families/blip/blip_model.hpp"
 #include "model/families/clip/clip_model.hpp"
+#include "model/families/flava/flava_model.hpp"
+#include "model/families/siglip/siglip_model.hpp"
+#include "model/families/vilt/vilt_model.hpp"
 #include "test_util.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/data/winogavil.hpp"
@@ -125,4 +129,29 @@ TEST(FuzzRegressions, ANameListWithAHugeNumberIsNotAList) {
 }
 
 }  // namespace
+// fuzz_config (ViLT, family byte 2): "model_type": 0.0 threw nlohmann's type_error out of
+// load_vilt_config (json::value with a string default); every family now reads model_type
+// through read_model_config.
+TEST(FuzzRegressions, AModelTypeThatIsNotAStringIsAnInputError) {
+  const std::string found =
+      read_file(kSource / "tests/fuzz/regressions/config/vilt-model-type-a-number.json");
+  const std::string config = found.substr(1, found.find('\0') - 1);
+  test::TempDir dir;
+  dir.write("config.json", config);
+  try {
+    load_vilt_config(dir.path());
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("field 'model_type': not a ViLT checkpoint"),
+              std::string::npos)
+        << e.what();
+  }
+  for (const auto& load : std::vector<std::function<void(const std::filesystem::path&)>>{
+           [](const auto& d) { (void)load_blip_config(d); },
+           [](const auto& d) { (void)load_flava_config(d); },
+           [](const auto& d) { (void)load_siglip_config(d); }}) {
+    EXPECT_THROW(load(dir.path()), InputError);
+  }
+}
+
 }  // namespace winokit

@@ -22,6 +22,17 @@ nlohmann::json read_config_json(const fs::path& file, bool object) {
   return j;
 }
 
+nlohmann::json read_model_config(const fs::path& file, const std::string& type,
+                                 const std::string& label) {
+  nlohmann::json j = read_config_json(file, false);
+  const auto it = j.is_object() ? j.find("model_type") : j.end();
+  if (it == j.end() || !it->is_string() || it->get<std::string>() != type) {
+    throw InputError({file.string(), 0, "model_type"},
+                     "not a " + label + " checkpoint (model_type != " + type + ")");
+  }
+  return j;
+}
+
 ConfigReader::ConfigReader(const nlohmann::json& json, fs::path file, std::string prefix)
     : json_(&json), file_(std::move(file)), prefix_(std::move(prefix)) {}
 

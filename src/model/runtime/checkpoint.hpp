@@ -42,6 +42,11 @@ constexpr std::int64_t kMaxConfigPixels = 2048;    // image edges, patch sides
 // `object`, not a JSON object); IoError when it cannot be read.
 nlohmann::json read_config_json(const std::filesystem::path& file, bool object = true);
 
+// `file`'s configuration, which must be a JSON object saying "model_type": `type`; InputError
+// "not a LABEL checkpoint (model_type != TYPE)" otherwise.
+nlohmann::json read_model_config(const std::filesystem::path& file, const std::string& type,
+                                 const std::string& label);
+
 // The fields of one JSON object of a configuration. Every read leaves the default in place when
 // the field is absent or null (transformers' convention: null means the default), and throws
 // InputError naming the file and the field's path ("text_config.hidden_size") otherwise.

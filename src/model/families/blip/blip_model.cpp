@@ -85,10 +85,7 @@ constexpr std::int64_t kMaxBlipEdge = 1536;     // pixels: 4x blip-itm-base's 38
 BlipConfig load_blip_config(const fs::path& dir) {
   const fs::path p = dir / "config.json";
   if (!fs::exists(p)) throw IoError("no config.json in " + dir.string());
-  const nlohmann::json j = detail::read_config_json(p, false);
-  if (!j.is_object() || j.value("model_type", std::string()) != "blip") {
-    throw InputError({p.string(), 0, "model_type"}, "not a BLIP checkpoint (model_type != blip)");
-  }
+  const nlohmann::json j = detail::read_model_config(p, "blip", "BLIP");
   BlipConfig c;
   const detail::ConfigReader r(j, p);
   r.integer("image_text_hidden_size", c.embed_dim, 1, kMaxBlipSize);

@@ -91,10 +91,7 @@ bool is_flava_checkpoint(const fs::path& dir) {
 FlavaConfig load_flava_config(const fs::path& dir) {
   const fs::path p = dir / "config.json";
   if (!fs::exists(p)) throw IoError("no config.json in " + dir.string());
-  const nlohmann::json j = detail::read_config_json(p, false);
-  if (!j.is_object() || j.value("model_type", std::string()) != "flava") {
-    throw InputError({p.string(), 0, "model_type"}, "not a FLAVA checkpoint (model_type != flava)");
-  }
+  const nlohmann::json j = detail::read_model_config(p, "flava", "FLAVA");
   FlavaConfig c;
   const detail::ConfigReader r(j, p);
   r.integer("projection_dim", c.projection_dim, 1, kMaxFlavaSize);

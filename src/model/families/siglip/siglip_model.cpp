@@ -144,11 +144,7 @@ SiglipConfig siglip_config_from_json(const nlohmann::json& config,
 SiglipConfig load_siglip_config(const fs::path& dir) {
   const fs::path p = dir / "config.json";
   if (!fs::is_regular_file(p)) throw IoError("no config.json in " + dir.string());
-  const nlohmann::json j = detail::read_config_json(p, false);
-  if (!j.is_object() || j.value("model_type", std::string()) != "siglip") {
-    throw InputError({p.string(), 0, "model_type"},
-                     "not a SigLIP checkpoint (model_type != siglip)");
-  }
+  const nlohmann::json j = detail::read_model_config(p, "siglip", "SigLIP");
   const fs::path pp = dir / "preprocessor_config.json";
   const nlohmann::json q =
       fs::is_regular_file(pp) ? detail::read_config_json(pp, false) : nlohmann::json();

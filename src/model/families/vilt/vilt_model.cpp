@@ -69,10 +69,7 @@ constexpr std::int64_t kMaxViltEdge = 1536;     // pixels: 4x the reference's 38
 ViltConfig load_vilt_config(const fs::path& dir) {
   const fs::path p = dir / "config.json";
   if (!fs::exists(p)) throw IoError("no config.json in " + dir.string());
-  const nlohmann::json j = detail::read_config_json(p, false);
-  if (!j.is_object() || j.value("model_type", std::string()) != "vilt") {
-    throw InputError({p.string(), 0, "model_type"}, "not a ViLT checkpoint (model_type != vilt)");
-  }
+  const nlohmann::json j = detail::read_model_config(p, "vilt", "ViLT");
   ViltConfig c;
   // Every size is checked against its cap before it becomes an int (a huge value wrapped or
   // allocated gigabytes; issue 23).
