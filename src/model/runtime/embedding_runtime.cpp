@@ -1,19 +1,15 @@
 #include "model/runtime/embedding_runtime.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
-#include <cstring>
-#include <deque>
-#include <exception>
-#include <map>
-#include <mutex>
-#include <thread>
+#include <limits>
 
-#include "model/kernels/parallel.hpp"
+#include <cstring>
+
+#include <exception>
+
+#include "model/runtime/dual_encoder.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/hash.hpp"
 #include "winokit/io/files.hpp"
@@ -28,11 +24,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The SHA-256s of weight and image files, remembered in the cache folder (remembered_sha256_file).
-constexpr const char* kFileHashIndex = "file-hashes";
-
-fs::path cache_root(const ClipRunOptions& options) {
-  return options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
+detail::DualRunOptions run_options(const ClipRunOptions& o) {
+  return {o.batch_size, o.use_cache, o.cache_dir, o.on_progress};
 }
 
 }  // namespace
@@ -42,7 +35,7 @@ ClipRuntime ClipRuntime::load(const fs::path& dir, ClipRunOptions options) {
   // The weights' hash (the cache key) is remembered in the cache folder, so that a run whose
   // embeddings are all cached reads neither the weights nor their hash.
   rt.model = std::make_shared<ClipModel>(
-      ClipModel::load(dir, options.use_cache ? cache_root(options) / kFileHashIndex : fs::path{}));
+      ClipModel::load(dir, options.use_cache ? run_options(options).hash_index() : fs::path{}));
   fs::path tok = options.tokenizer.value_or(dir);
   if (!options.tokenizer && fs::is_regular_file(dir)) {
     // OpenAI's .pt files hold no tokenizer: openai/CLIP ships it as a separate file.
@@ -131,298 +124,84 @@ double clip_score(const float* text, const float* image, int dim, double logit_s
 
 namespace {
 
-// Refuses a batch whose working memory would not fit, before allocating any of it.
-void check_batch_memory(const ClipConfig& cfg, int batch) {
-  const double rows = static_cast<double>(batch) * cfg.vision_tokens();
-  const double w = cfg.vision.width, heads = cfg.vision.heads;
-  // Activations: x, normed, qkv, attention output, MLP hidden, attention probabilities, im2col,
-  // pixels; float32.
-  const double bytes = 4.0 * (rows * (w * 6 + cfg.vision.mlp) +
-                              batch * heads * cfg.vision_tokens() * cfg.vision_tokens() +
-                              2.0 * batch * 3.0 * cfg.image_size * cfg.image_size);
-  const double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
-                          static_cast<double>(::sysconf(_SC_PAGE_SIZE));
-  constexpr double kShare = 0.75;  // leave room for the weights and the rest of the system
-  if (physical > 0 && bytes > kShare * physical) {
-    char msg[256];
-    std::snprintf(msg, sizeof msg,
-                  "--batch-size %d needs about %.1f GB of working memory; this machine has %.1f GB",
-                  batch, bytes / 1e9, physical / 1e9);
-    throw UsageError(msg, "lower --batch-size");
-  }
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
-// A model whose outputs are NaN or infinite (NaN weights, a broken checkpoint) must not yield a
-// results file of nulls: the first offending input is named.
-void check_finite(const ClipRuntime& rt, const float* values, std::size_t dim,
-                  const std::string& what) {
-  for (std::size_t k = 0; k < dim; ++k) {
-    if (!std::isfinite(values[k])) {
-      throw InputError({rt.source, 0, ""},
-                       "the model's embedding of " + what + " is not finite (NaN or infinity)",
-                       "the checkpoint's weights or configuration are broken");
-    }
-  }
-}
-
-// Per-layer states arrive per batch as [levels, n_b, width] blocks, one after the other; this
-// re-orders them into [levels, count, width] (count = the sum of the batch sizes).
-void merge_batches(std::vector<float>& states, const std::vector<std::size_t>& batch_sizes,
-                   int levels, int width) {
-  if (states.empty() || batch_sizes.size() < 2) return;
-  std::size_t count = 0;
-  for (std::size_t nb : batch_sizes)
-    count += nb;
-  const std::size_t w = static_cast<std::size_t>(width);
-  std::vector<float> merged(states.size());
-  std::size_t offset = 0, first = 0;
-  for (std::size_t nb : batch_sizes) {
-    for (int l = 0; l < levels; ++l) {
-      std::memcpy(&merged[(static_cast<std::size_t>(l) * count + first) * w],
-                  &states[offset + static_cast<std::size_t>(l) * nb * w], sizeof(float) * nb * w);
-    }
-    offset += static_cast<std::size_t>(levels) * nb * w;
-    first += nb;
-  }
-  states.swap(merged);
-}
-
-// Appends a batch's states to the whole request's (merged by merge_batches at the end).
-void append_states(TowerOutput& full, const TowerOutput& t) {
-  full.embeds.insert(full.embeds.end(), t.embeds.begin(), t.embeds.end());
-  full.tokens.insert(full.tokens.end(), t.tokens.begin(), t.tokens.end());
-  full.token_count = t.token_count;
-  full.hidden.insert(full.hidden.end(), t.hidden.begin(), t.hidden.end());
-  full.hidden_mean.insert(full.hidden_mean.end(), t.hidden_mean.begin(), t.hidden_mean.end());
-  full.hidden_max.insert(full.hidden_max.end(), t.hidden_max.begin(), t.hidden_max.end());
-}
-
-void merge_all_batches(TowerOutput& full, const std::vector<std::size_t>& batch_sizes, int levels,
-                       int width) {
-  full.levels = levels;
-  full.width = width;
-  merge_batches(full.hidden, batch_sizes, levels, width);
-  merge_batches(full.hidden_mean, batch_sizes, levels, width);
-  merge_batches(full.hidden_max, batch_sizes, levels, width);
-}
-
-EmbeddingCache make_cache(const ClipRuntime& rt) {
+// CLIP's two towers for the dual-encoder runtime.
+class ClipTowers final : public detail::DualTowers {
+ public:
+  explicit ClipTowers(const ClipRuntime& rt) : rt_(rt), cfg_(rt.model->config()) {}
+  int embed_dim() const override { return cfg_.embed_dim; }
+  std::string source() const override { return rt_.source; }
   // Keyed by the weights and by what computes them (a new kernel version may round
   // differently: never mix its embeddings with an older version's).
-  return EmbeddingCache(cache_root(rt.options),
-                        rt.model->weights_id() + "\n" + rt.model->compute_signature());
-}
-
-// The image's SHA-256: remembered for plain files, else from its bytes.
-std::string image_digest(const ImageRequest& request, const fs::path& index_dir) {
-  if (request.file) {
-    if (auto file = request.file()) return remembered_sha256_file(*file, index_dir);
+  std::string cache_signature() const override {
+    return rt_.model->weights_id() + "\n" + rt_.model->compute_signature();
   }
-  return sha256_hex(request.read().bytes);
-}
+  void check_image_settings() const override {
+    if (rt_.preprocess().crop != cfg_.image_size) {
+      throw UsageError("the preprocessing crop (" + std::to_string(rt_.preprocess().crop) +
+                       ") differs from the model's image size (" + std::to_string(cfg_.image_size) +
+                       ")");
+    }
+  }
+  std::string preprocess_json() const override { return rt_.preprocess().to_json().dump(); }
+  std::size_t image_floats() const override {
+    const std::size_t side = static_cast<std::size_t>(cfg_.image_size);
+    return 3 * side * side;
+  }
+  std::vector<float> preprocess(const DecodedImage& image) const override {
+    return winokit::preprocess(image, pp_);
+  }
+  double image_batch_bytes(int batch) const override {
+    const double tokens = cfg_.vision_tokens();
+    const double rows = static_cast<double>(batch) * tokens;
+    const double w = cfg_.vision.width, heads = cfg_.vision.heads;
+    // Activations: x, normed, qkv, attention output, MLP hidden, attention probabilities,
+    // im2col, pixels; float32.
+    return 4.0 * (rows * (w * 6 + cfg_.vision.mlp) + batch * heads * tokens * tokens +
+                  2.0 * batch * 3.0 * cfg_.image_size * cfg_.image_size);
+  }
+  TowerOutput encode_images(const float* pixels, int count,
+                            const EncodeOptions& encode) const override {
+    return rt_.model->encode_images(pixels, count, encode);
+  }
+  int image_levels() const override { return cfg_.vision.layers + 1; }
+  int image_width() const override { return cfg_.vision.width; }
+  detail::TextTokens tokenize(const std::string& caption) const override {
+    return {rt_.tokenizer->encode(caption, cfg_.context_length), {}};
+  }
+  // Batches fill a budget of token rows (shortest captions first, so little padding).
+  detail::TextBatching text_batching(int) const override {
+    constexpr std::size_t kTextRows = 2048;
+    return {true, kTextRows, std::numeric_limits<std::size_t>::max()};
+  }
+  TowerOutput encode_texts(const std::vector<detail::TextTokens>& captions,
+                           const EncodeOptions& encode) const override {
+    std::vector<std::vector<int>> ids;
+    ids.reserve(captions.size());
+    for (const detail::TextTokens& t : captions)
+      ids.push_back(t.ids);
+    return rt_.model->encode_texts(ids, encode);
+  }
+  int text_levels() const override { return cfg_.text.layers + 1; }
+  int text_width() const override { return cfg_.text.width; }
+
+ private:
+  const ClipRuntime& rt_;
+  const ClipConfig& cfg_;
+  const PreprocessConfig pp_ = rt_.preprocess();
+};
 
 }  // namespace
 
 std::vector<float> embed_images(const ClipRuntime& rt, const std::vector<ImageRequest>& requests,
                                 EmbedStats* stats, const EncodeOptions& encode, TowerOutput* full) {
-  const auto start = std::chrono::steady_clock::now();
-  const ClipConfig& cfg = rt.model->config();
-  const int dim = cfg.embed_dim;
-  const PreprocessConfig pp = rt.preprocess();
-  const std::string pp_json = pp.to_json().dump();
-  // Caching is for plain embeddings; hidden or token states are always computed.
-  const bool cacheable = rt.options.use_cache && !encode.hidden_states && !encode.token_states &&
-                         !encode.pooled_states;
-  EmbeddingCache cache = make_cache(rt);
-  const fs::path hash_index = cache_root(rt.options) / kFileHashIndex;
-  std::vector<float> out(requests.size() * static_cast<std::size_t>(dim));
-  std::vector<std::size_t> misses;
-  std::vector<std::string> keys(requests.size());
-  for (std::size_t i = 0; i < requests.size(); ++i) {
-    if (cacheable) {
-      // Only the key is kept: the bytes are read again when decoded, so memory stays flat.
-      keys[i] = cache.image_key_from_digest(image_digest(requests[i], hash_index), pp_json);
-      if (auto hit = cache.get(keys[i], static_cast<std::size_t>(dim))) {
-        std::copy(hit->begin(), hit->end(), out.begin() + static_cast<std::ptrdiff_t>(i * dim));
-        continue;
-      }
-    }
-    misses.push_back(i);
-  }
-  const int batch = std::max(1, rt.options.batch_size);
-  const std::size_t side = static_cast<std::size_t>(cfg.image_size);
-  const std::size_t image_floats = 3 * side * side;
-  check_batch_memory(cfg, batch);
-  if (pp.crop != cfg.image_size) {
-    throw UsageError("the preprocessing crop (" + std::to_string(pp.crop) +
-                     ") differs from the model's image size (" + std::to_string(cfg.image_size) +
-                     ")");
-  }
-  if (full != nullptr) {
-    *full = TowerOutput{};
-    full->count = static_cast<int>(misses.size());
-  }
-  // Decoding and preprocessing run on the same OpenMP pool as the model (no second pool to
-  // oversubscribe the cores): each batch's images are decoded in parallel, then encoded.
-  // Reading the next batch's bytes (I/O: files or the zip) overlaps with the model on a helper
-  // thread, which uses no compute.
-  std::vector<std::string> errors(misses.size());
-  std::vector<std::size_t> batch_sizes;
-  std::vector<ImageBytes> next_bytes;
-  auto read_batch = [&](std::size_t b) {
-    std::vector<ImageBytes> bytes;
-    const std::size_t end = std::min(misses.size(), b + static_cast<std::size_t>(batch));
-    for (std::size_t s = b; s < end; ++s)
-      bytes.push_back(requests[misses[s]].read());
-    return bytes;
-  };
-  std::size_t done = 0;
-  if (!misses.empty()) next_bytes = read_batch(0);
-  for (std::size_t b = 0; b < misses.size(); b += static_cast<std::size_t>(batch)) {
-    std::vector<ImageBytes> bytes = std::move(next_bytes);
-    std::exception_ptr read_failure;
-    std::thread reader;
-    const std::size_t following = b + static_cast<std::size_t>(batch);
-    if (following < misses.size()) {
-      reader = std::thread([&] {
-        try {
-          next_bytes = read_batch(following);
-        } catch (...) {
-          read_failure = std::current_exception();
-        }
-      });
-    }
-    const int n = static_cast<int>(bytes.size());
-    std::vector<float> pixels(static_cast<std::size_t>(n) * image_floats);
-    const std::exception_ptr failure = detail::for_each_item(n, true, [&](int j) {
-      std::vector<float> px = preprocess(decode_image(bytes[static_cast<std::size_t>(j)]), pp);
-      std::copy(px.begin(), px.end(),
-                pixels.begin() + static_cast<std::ptrdiff_t>(j * image_floats));
-    });
-    bytes.clear();
-    if (failure || read_failure) {
-      if (reader.joinable()) reader.join();
-      std::rethrow_exception(failure ? failure : read_failure);
-    }
-    TowerOutput t;
-    try {
-      t = rt.model->encode_images(pixels.data(), n, encode);
-    } catch (...) {
-      if (reader.joinable()) reader.join();
-      throw;
-    }
-    if (reader.joinable()) reader.join();
-    if (read_failure) std::rethrow_exception(read_failure);
-    for (int j = 0; j < n; ++j) {
-      const std::size_t i = misses[b + static_cast<std::size_t>(j)];
-      check_finite(rt, &t.embeds[static_cast<std::size_t>(j) * dim], static_cast<std::size_t>(dim),
-                   "image " + requests[i].name);
-    }
-    for (int j = 0; j < n; ++j) {
-      const std::size_t i = misses[b + static_cast<std::size_t>(j)];
-      std::copy(t.embeds.begin() + j * dim, t.embeds.begin() + (j + 1) * dim,
-                out.begin() + static_cast<std::ptrdiff_t>(i * dim));
-      if (cacheable) {
-        cache.put(keys[i],
-                  std::vector<float>(t.embeds.begin() + j * dim, t.embeds.begin() + (j + 1) * dim));
-      }
-    }
-    if (full != nullptr) {
-      append_states(*full, t);  // per-layer states are [levels, n, width] per batch: merged below
-      batch_sizes.push_back(static_cast<std::size_t>(n));
-    }
-    done += static_cast<std::size_t>(n);
-    if (rt.options.on_progress) rt.options.on_progress("images", done, misses.size());
-  }
-  if (full != nullptr)
-    merge_all_batches(*full, batch_sizes, cfg.vision.layers + 1, cfg.vision.width);
-  if (stats != nullptr) {
-    stats->images_computed += misses.size();
-    stats->images_cached += requests.size() - misses.size();
-    stats->cache_corrupt += cache.corrupt();
-    stats->image_seconds += seconds_since(start);
-    if (!cache.warning().empty()) stats->cache_warning = cache.warning();
-  }
-  return out;
+  return detail::run_image_embeddings(ClipTowers(rt), run_options(rt.options), requests, stats,
+                                      encode, full);
 }
 
 std::vector<float> embed_texts(const ClipRuntime& rt, const std::vector<std::string>& captions,
                                EmbedStats* stats, const EncodeOptions& encode, TowerOutput* full) {
-  const auto start = std::chrono::steady_clock::now();
-  const ClipConfig& cfg = rt.model->config();
-  const int dim = cfg.embed_dim;
-  const bool cacheable = rt.options.use_cache && !encode.hidden_states && !encode.token_states &&
-                         !encode.pooled_states;
-  EmbeddingCache cache = make_cache(rt);
-  std::vector<float> out(captions.size() * static_cast<std::size_t>(dim));
-  std::vector<std::size_t> misses;
-  std::vector<std::vector<int>> ids(captions.size());
-  for (std::size_t i = 0; i < captions.size(); ++i) {
-    if (cacheable) {
-      if (auto hit = cache.get(cache.text_key(captions[i]), static_cast<std::size_t>(dim))) {
-        std::copy(hit->begin(), hit->end(), out.begin() + static_cast<std::ptrdiff_t>(i * dim));
-        continue;
-      }
-    }
-    ids[i] = rt.tokenizer->encode(captions[i], cfg.context_length);
-    misses.push_back(i);
-  }
-  // Shortest first: batches of similar length waste no positions. Results do not depend on
-  // the batch composition.
-  std::vector<std::size_t> order = misses;
-  if (full == nullptr) {
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return ids[a].size() < ids[b].size(); });
-  }
-  // Batches fill a budget of token rows (shortest captions first, so little padding).
-  constexpr int kTextRows = 2048;
-  if (full != nullptr) *full = TowerOutput{};
-  std::vector<std::size_t> batch_sizes;
-  std::size_t b = 0;
-  while (b < order.size()) {
-    std::size_t end = b;
-    std::size_t longest = 0;
-    while (end < order.size()) {
-      const std::size_t len = std::max(longest, ids[order[end]].size());
-      if (end > b && (end - b + 1) * len > static_cast<std::size_t>(kTextRows)) break;
-      longest = len;
-      ++end;
-    }
-    std::vector<std::vector<int>> chunk;
-    for (std::size_t k = b; k < end; ++k)
-      chunk.push_back(ids[order[k]]);
-    TowerOutput t = rt.model->encode_texts(chunk, encode);
-    for (std::size_t k = b; k < end; ++k) {
-      check_finite(rt, &t.embeds[(k - b) * static_cast<std::size_t>(dim)],
-                   static_cast<std::size_t>(dim), "caption \"" + captions[order[k]] + "\"");
-    }
-    for (std::size_t k = b; k < end; ++k) {
-      const std::size_t i = order[k];
-      const auto first = t.embeds.begin() + static_cast<std::ptrdiff_t>((k - b) * dim);
-      std::copy(first, first + dim, out.begin() + static_cast<std::ptrdiff_t>(i * dim));
-      if (cacheable) cache.put(cache.text_key(captions[i]), std::vector<float>(first, first + dim));
-    }
-    if (full != nullptr) {
-      full->count += t.count;
-      append_states(*full, t);  // per-layer states are [levels, n, width] per batch: merged below
-      batch_sizes.push_back(chunk.size());
-    }
-    if (rt.options.on_progress) rt.options.on_progress("captions", end, order.size());
-    b = end;
-  }
-  if (full != nullptr) merge_all_batches(*full, batch_sizes, cfg.text.layers + 1, cfg.text.width);
-  if (stats != nullptr) {
-    stats->texts_computed += misses.size();
-    stats->texts_cached += captions.size() - misses.size();
-    stats->cache_corrupt += cache.corrupt();
-    stats->text_seconds += seconds_since(start);
-    if (!cache.warning().empty()) stats->cache_warning = cache.warning();
-  }
-  return out;
+  return detail::run_text_embeddings(ClipTowers(rt), run_options(rt.options), captions, stats,
+                                     encode, full);
 }
 
 }  // namespace winokit
