@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -30,6 +31,7 @@
 #include "winokit/model/compute.hpp"
 #include "winokit/model/gpt2_model.hpp"
 #include "winokit/model/preprocess.hpp"
+#include "winokit/model/vl_model.hpp"
 
 namespace winokit {
 namespace {
@@ -522,6 +524,52 @@ TEST(DeterminismAllFamilies, ProvenanceNamesTheKernels) {
   EXPECT_EQ(vit.compute_signature(), kernel_version());
   const auto rn = ClipModel::load((kFixtures / "resnet" / "tiny-rn.pt").string());
   EXPECT_EQ(rn.compute_signature(), kernel_version());
+}
+
+// Every registered family, every head: the images prepared once (the game's rival:
+// PreparedImages) score the same bits as score_pairs, whatever the order of the pairs. The
+// table must name a fixture for every family of the registry, so a new family fails here until
+// it has one.
+TEST(DeterminismAllFamilies, EveryFamilyScoresPreparedImagesAsPairs) {
+  const fs::path source = WINOKIT_SOURCE_DIR;
+  const std::map<std::string, fs::path> fixture = {
+      {"clip", kGolden + "models/tiny-quickgelu-hf"},
+      {"vilt", kFixtures / "vilt" / "tiny-rank"},
+      {"flava", kFixtures / "flava" / "tiny-pretraining"},
+      {"siglip", kFixtures / "siglip" / "tiny-a"},
+      {"blip", kFixtures / "blip" / "tiny-itm"},
+      {"smolvlm", source / "tests" / "golden" / "smolvlm_tiny" / "model"},
+      {"llava-onevision", kFixtures / "llava_onevision" / "model"},
+  };
+  std::vector<ImageRequest> images;
+  for (const char* name : {"chelsea_odd.jpg", "noise.png", "palette.png"})
+    images.push_back(image_file_request(kGolden + "images/" + name));
+  const std::vector<std::string> captions = {"a cat on a sofa", "noise", "a dog"};
+  std::vector<PairIndex> pairs;
+  for (std::size_t c = 0; c < captions.size(); ++c)
+    for (std::size_t i = 0; i < images.size(); ++i)
+      pairs.emplace_back(c, (i + c) % images.size());
+  pairs.emplace_back(0, 0);  // a pair twice
+  for (const ModelFamily& family : model_families()) {
+    ASSERT_TRUE(fixture.count(family.name)) << "no fixture for the family " << family.name;
+    std::vector<std::string> heads = family.heads;
+    if (heads.empty()) heads.push_back("");
+    for (const std::string& head : heads) {
+      ModelOptions o;
+      o.use_cache = false;
+      o.head = head;
+      o.batch_size = 2;
+      const auto model = open_model(fixture.at(family.name), o);
+      const std::vector<double> direct = model->score_pairs(images, captions, pairs);
+      std::vector<PairIndex> reversed(pairs.rbegin(), pairs.rend());
+      const std::vector<double> prepared = model->prepare_images(images)->score(captions, reversed);
+      ASSERT_EQ(prepared.size(), direct.size());
+      for (std::size_t p = 0; p < pairs.size(); ++p) {
+        EXPECT_EQ(prepared[pairs.size() - 1 - p], direct[p])
+            << family.name << " " << head << " pair " << p;
+      }
+    }
+  }
 }
 
 }  // namespace

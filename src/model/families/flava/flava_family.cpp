@@ -3,12 +3,8 @@
 #include "model/families/flava/flava_family.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <map>
-#include <mutex>
-#include <set>
 
+#include "model/runtime/cross_encoder.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/model/compute.hpp"
@@ -80,95 +76,84 @@ nlohmann::json FlavaRuntime::describe() const {
           {"batch_size", options.batch_size}};
 }
 
+namespace {
+
+// FLAVA's encodings (the image and text encoders' outputs) and its scorer (the ITM head on the
+// multimodal encoder, or the contrastive cosine) for the cross-encoder runtime.
+class FlavaTowers final : public detail::CrossTowers<FlavaEmbeds, FlavaEmbeds> {
+ public:
+  explicit FlavaTowers(const FlavaRuntime& rt) : rt_(rt) {}
+  std::vector<FlavaEmbeds> encode_images(
+      const std::vector<std::function<ImageBytes()>>& images) const override {
+    std::vector<FlavaImage> pixels;
+    for (const auto& read : images)
+      pixels.push_back(flava_preprocess(decode_image(read()), rt_.model->config()));
+    std::vector<const FlavaImage*> ptrs;
+    for (const auto& px : pixels)
+      ptrs.push_back(&px);
+    return rt_.model->embed_images(ptrs);
+  }
+  std::vector<FlavaEmbeds> encode_texts(
+      const std::vector<const std::string*>& captions) const override {
+    std::vector<std::vector<int>> ids;
+    for (const std::string* c : captions)
+      ids.push_back(rt_.encode(*c));
+    return rt_.model->embed_texts(ids);
+  }
+  std::vector<double> score(const std::vector<const FlavaEmbeds*>& texts,
+                            const std::vector<const FlavaEmbeds*>& images) const override {
+    if (rt_.head == FlavaHead::Itm) {
+      const FlavaItmOutput o = rt_.model->itm(texts, images);
+      return std::vector<double>(o.probabilities.begin(), o.probabilities.end());
+    }
+    std::vector<double> out(texts.size());
+    for (std::size_t k = 0; k < texts.size(); ++k)
+      out[k] = rt_.model->contrastive(*images[k], *texts[k]);
+    return out;
+  }
+  std::size_t image_group() const override { return image_batch(); }
+  std::size_t max_live_images() const override { return image_batch(); }
+  std::size_t pair_batch() const override { return batch(); }
+  std::size_t text_batch() const override { return batch(); }
+
+ private:
+  std::size_t batch() const {
+    return static_cast<std::size_t>(std::max(1, rt_.options.batch_size));
+  }
+  std::size_t image_batch() const {
+    return static_cast<std::size_t>(std::max(1, rt_.options.image_batch));
+  }
+  const FlavaRuntime& rt_;
+};
+
+}  // namespace
+
 std::vector<double> flava_score_pairs(
     const FlavaRuntime& rt, const std::vector<std::function<ImageBytes()>>& images,
     const std::vector<std::string>& captions,
     const std::vector<std::pair<std::size_t, std::size_t>>& pairs) {
-  const FlavaModel& model = *rt.model;
-  std::map<std::size_t, std::vector<std::size_t>> by_image;
-  std::set<std::size_t> used_captions;
+  std::vector<ImageRequest> requests;
+  for (const auto& read : images)
+    requests.push_back({"", read, nullptr});
+  std::vector<std::size_t> all(pairs.size());
   for (std::size_t p = 0; p < pairs.size(); ++p) {
     if (pairs[p].first >= captions.size() || pairs[p].second >= images.size()) {
       throw UsageError("FLAVA: pair index out of range");
     }
-    by_image[pairs[p].second].push_back(p);
-    used_captions.insert(pairs[p].first);
+    all[p] = p;
   }
-  // Captions: every one used is encoded once, in batches.
-  std::map<std::size_t, FlavaEmbeds> text;
-  {
-    const std::size_t batch = static_cast<std::size_t>(std::max(1, rt.options.batch_size));
-    std::vector<std::size_t> order(used_captions.begin(), used_captions.end());
-    for (std::size_t b = 0; b < order.size(); b += batch) {
-      std::vector<std::vector<int>> ids;
-      const std::size_t end = std::min(order.size(), b + batch);
-      for (std::size_t k = b; k < end; ++k)
-        ids.push_back(rt.encode(captions[order[k]]));
-      std::vector<FlavaEmbeds> e = model.embed_texts(ids);
-      for (std::size_t k = b; k < end; ++k)
-        text.emplace(order[k], std::move(e[k - b]));
-    }
-  }
-  std::vector<double> out(pairs.size());
-  const std::size_t pair_batch = static_cast<std::size_t>(std::max(1, rt.options.batch_size));
-  const std::size_t image_batch = static_cast<std::size_t>(std::max(1, rt.options.image_batch));
-  std::size_t done = 0;
-  std::vector<std::size_t> image_order;
-  for (const auto& kv : by_image)
-    image_order.push_back(kv.first);
-  // Images in chunks: each chunk is read, preprocessed and encoded once, its pairs scored, and
-  // its encoder outputs dropped.
-  for (std::size_t b = 0; b < image_order.size(); b += image_batch) {
-    const std::size_t end = std::min(image_order.size(), b + image_batch);
-    std::vector<FlavaImage> pixels;
-    for (std::size_t k = b; k < end; ++k)
-      pixels.push_back(flava_preprocess(decode_image(images[image_order[k]]()), model.config()));
-    std::vector<const FlavaImage*> ptrs;
-    for (const auto& px : pixels)
-      ptrs.push_back(&px);
-    const std::vector<FlavaEmbeds> emb = model.embed_images(ptrs);
-    std::vector<std::size_t> queue;
-    std::vector<const FlavaEmbeds*> qi;
-    auto flush = [&] {
-      if (queue.empty()) return;
-      std::vector<const FlavaEmbeds*> qt;
-      for (std::size_t p : queue)
-        qt.push_back(&text.at(pairs[p].first));
-      const FlavaItmOutput o = model.itm(qt, qi);
-      for (std::size_t k = 0; k < queue.size(); ++k)
-        out[queue[k]] = o.probabilities[k];
-      done += queue.size();
-      queue.clear();
-      qi.clear();
-      if (rt.options.on_progress) rt.options.on_progress("pairs", done, pairs.size());
-    };
-    for (std::size_t k = b; k < end; ++k) {
-      const FlavaEmbeds& im = emb[k - b];
-      for (std::size_t p : by_image[image_order[k]]) {
-        if (rt.head == FlavaHead::Contrastive) {
-          out[p] = model.contrastive(im, text.at(pairs[p].first));
-          ++done;
-          continue;
-        }
-        queue.push_back(p);
-        qi.push_back(&im);
-        if (queue.size() >= pair_batch) flush();
-      }
-    }
-    flush();
-    if (rt.head == FlavaHead::Contrastive && rt.options.on_progress) {
-      rt.options.on_progress("pairs", done, pairs.size());
-    }
-  }
-  return out;
+  return detail::cross_encoder_scores(FlavaTowers(rt), requests, captions, pairs, all, nullptr,
+                                      rt.options.on_progress);
 }
 
 namespace {
 
-class FlavaVlModel final : public VlModel {
+class FlavaVlModel final : public detail::CrossEncoderModel<FlavaEmbeds, FlavaEmbeds> {
  public:
   FlavaVlModel(FlavaRuntime rt, ModelOptions options, std::string name)
-      : rt_(std::move(rt)), options_(std::move(options)), name_(std::move(name)) {}
+      : CrossEncoderModel(std::move(options)), rt_(std::move(rt)), name_(std::move(name)) {}
+  FlavaVlModel(const FlavaVlModel&) = delete;  // towers_ refers to rt_
+  FlavaVlModel& operator=(const FlavaVlModel&) = delete;
   std::string family() const override { return "flava"; }
   std::string name() const override { return name_; }
   std::vector<Ability> abilities() const override { return {Ability::PairScores}; }
@@ -186,83 +171,22 @@ class FlavaVlModel final : public VlModel {
     d["family"] = "flava";
     return d;
   }
-  std::vector<double> score_pairs(const std::vector<ImageRequest>& images,
-                                  const std::vector<std::string>& captions,
-                                  const std::vector<PairIndex>& pairs,
-                                  EmbedStats* stats) const override {
-    return cached_pair_scores(
-        images, captions, pairs, options_, signature(), "", stats,
-        [&](const std::vector<std::size_t>& misses) {
-          // Only the images and captions the missing pairs use are read and encoded.
-          const PairSubset todo = pair_subset(images, captions, pairs, misses, stats);
-          return flava_score_pairs(rt_, todo.images, todo.captions, todo.pairs);
-        });
-  }
-  std::unique_ptr<PreparedImages> prepare_images(
-      const std::vector<ImageRequest>& images) const override;
 
- private:
-  std::string signature() const {
+ protected:
+  const detail::CrossTowers<FlavaEmbeds, FlavaEmbeds>& towers() const override { return towers_; }
+  // What a cached pair score depends on: the weights, the kernels, the head, the config and the
+  // vocabulary.
+  std::string signature() const override {
     return "flava\n" + rt_.model->weights_id() + "\n" + kernel_version() +
            "\nhead=" + to_string(rt_.head) + "\n" + rt_.model->config().to_json().dump() + "\n" +
            rt_.tokenizer->vocab_sha256();
   }
-  FlavaRuntime rt_;
-  ModelOptions options_;
-  std::string name_;
-};
-
-// The pool's image encodings kept in memory; each call encodes its captions and scores with
-// the runtime's head.
-class FlavaPreparedImages final : public PreparedImages {
- public:
-  FlavaPreparedImages(const FlavaRuntime& rt, const std::vector<ImageRequest>& images) : rt_(rt) {
-    for (const ImageRequest& r : images) {
-      const FlavaImage im = flava_preprocess(decode_image(r.read()), rt_.model->config());
-      images_.push_back(std::move(rt_.model->embed_images({&im})[0]));
-    }
-  }
-  std::vector<double> score(const std::vector<std::string>& captions,
-                            const std::vector<PairIndex>& pairs) const override {
-    std::lock_guard<std::mutex> lock(mutex_);  // one forward pass at a time
-    std::vector<std::vector<int>> ids;
-    for (const auto& c : captions)
-      ids.push_back(rt_.encode(c));
-    const std::vector<FlavaEmbeds> text = rt_.model->embed_texts(ids);
-    std::vector<double> out(pairs.size());
-    std::vector<const FlavaEmbeds*> ts, is;
-    std::vector<std::size_t> slot;
-    for (std::size_t p = 0; p < pairs.size(); ++p) {
-      const auto [c, i] = pairs[p];
-      if (c >= captions.size() || i >= images_.size()) {
-        throw UsageError("FLAVA: pair index out of range");
-      }
-      if (rt_.head == FlavaHead::Contrastive) {
-        out[p] = rt_.model->contrastive(images_[i], text[c]);
-        continue;
-      }
-      slot.push_back(p);
-      ts.push_back(&text[c]);
-      is.push_back(&images_[i]);
-    }
-    if (!slot.empty()) {
-      const FlavaItmOutput o = rt_.model->itm(ts, is);
-      for (std::size_t k = 0; k < slot.size(); ++k)
-        out[slot[k]] = o.probabilities[k];
-    }
-    return out;
-  }
 
  private:
-  const FlavaRuntime& rt_;
-  std::vector<FlavaEmbeds> images_;
-  mutable std::mutex mutex_;
+  FlavaRuntime rt_;
+  std::string name_;
+  FlavaTowers towers_{rt_};
 };
-
-std::unique_ptr<PreparedImages> FlavaVlModel::prepare_images(
-    const std::vector<ImageRequest>& images) const {
-  return std::make_unique<FlavaPreparedImages>(rt_, images);
-}
 
 }  // namespace
 

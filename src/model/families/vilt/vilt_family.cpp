@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <mutex>
 
 #include "model/families/vilt/vilt_alignment.hpp"
+#include "model/runtime/cross_encoder.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/model/compute.hpp"
@@ -75,66 +77,79 @@ nlohmann::json ViltRuntime::describe() const {
   return d;
 }
 
+namespace {
+
+// At most this many embedded images are held while their pairs wait for a forward (an image's
+// patch embedding is patches x hidden floats: 0.4 MB for ViLT-B/32 at 384 pixels, 11 MB at the
+// largest size the config allows).
+constexpr std::size_t kMaxLiveImages = 8;
+
+// ViLT's encodings (the image's patch embedding; the caption's ids) and its scorer (the joint
+// transformer) for the cross-encoder runtime.
+class ViltTowers final : public detail::CrossTowers<ViltImageEmbeds, std::vector<int>> {
+ public:
+  explicit ViltTowers(const ViltRuntime& rt) : rt_(rt) {}
+  std::vector<ViltImageEmbeds> encode_images(
+      const std::vector<std::function<ImageBytes()>>& images) const override {
+    std::vector<ViltImageEmbeds> out;
+    for (const auto& read : images)
+      out.push_back(
+          rt_.model->embed_image(vilt_preprocess(decode_image(read()), rt_.model->config())));
+    return out;
+  }
+  std::vector<std::vector<int>> encode_texts(
+      const std::vector<const std::string*>& captions) const override {
+    std::vector<std::vector<int>> out;
+    for (const std::string* c : captions)
+      out.push_back(rt_.encode(*c));
+    return out;
+  }
+  std::vector<double> score(const std::vector<const std::vector<int>*>& texts,
+                            const std::vector<const ViltImageEmbeds*>& images) const override {
+    std::vector<std::vector<int>> ids;
+    for (const std::vector<int>* t : texts)
+      ids.push_back(*t);
+    return rt_.model->score(ids, images).scores;
+  }
+  std::size_t image_group() const override { return 1; }
+  std::size_t max_live_images() const override { return kMaxLiveImages; }
+  std::size_t pair_batch() const override {
+    return static_cast<std::size_t>(std::max(1, rt_.options.batch_size));
+  }
+  std::size_t text_batch() const override { return std::numeric_limits<std::size_t>::max(); }
+
+ private:
+  const ViltRuntime& rt_;
+};
+
+}  // namespace
+
 std::vector<double> vilt_score_pairs(
     const ViltRuntime& rt, const std::vector<std::function<ImageBytes()>>& images,
     const std::vector<std::string>& captions,
     const std::vector<std::pair<std::size_t, std::size_t>>& pairs) {
-  std::vector<std::vector<int>> ids(captions.size());
-  for (std::size_t c = 0; c < captions.size(); ++c)
-    ids[c] = rt.encode(captions[c]);
-  // Pairs grouped by image: each image is decoded, preprocessed and embedded once, and dropped
-  // when its last pair is scored.
-  std::map<std::size_t, std::vector<std::size_t>> by_image;
+  std::vector<ImageRequest> requests;
+  for (const auto& read : images)
+    requests.push_back({"", read, nullptr});
+  std::vector<std::size_t> all(pairs.size());
   for (std::size_t p = 0; p < pairs.size(); ++p) {
     if (pairs[p].first >= captions.size() || pairs[p].second >= images.size()) {
       throw UsageError("ViLT: pair index out of range");
     }
-    by_image[pairs[p].second].push_back(p);
+    all[p] = p;
   }
-  std::vector<double> out(pairs.size());
-  const std::size_t batch = static_cast<std::size_t>(std::max(1, rt.options.batch_size));
-  std::size_t done = 0;
-  std::map<std::size_t, ViltImageEmbeds> live;
-  std::vector<std::size_t> queue;  // pair indices waiting for a forward
-  auto flush = [&] {
-    if (queue.empty()) return;
-    std::vector<std::vector<int>> bi;
-    std::vector<const ViltImageEmbeds*> bm;
-    for (std::size_t p : queue) {
-      bi.push_back(ids[pairs[p].first]);
-      bm.push_back(&live.at(pairs[p].second));
-    }
-    const ViltOutput o = rt.model->score(bi, bm);
-    for (std::size_t k = 0; k < queue.size(); ++k)
-      out[queue[k]] = o.scores[k];
-    done += queue.size();
-    queue.clear();
-    if (rt.options.on_progress) rt.options.on_progress("pairs", done, pairs.size());
-    live.clear();
-  };
-  for (const auto& [image, list] : by_image) {
-    if (queue.size() + list.size() > batch) flush();
-    live.emplace(image, rt.model->embed_image(
-                            vilt_preprocess(decode_image(images[image]()), rt.model->config())));
-    for (std::size_t p : list) {
-      queue.push_back(p);
-      if (queue.size() >= batch) {
-        const ViltImageEmbeds keep = live.at(image);
-        flush();
-        live.emplace(image, keep);
-      }
-    }
-  }
-  flush();
-  return out;
+  return detail::cross_encoder_scores(ViltTowers(rt), requests, captions, pairs, all, nullptr,
+                                      rt.options.on_progress);
 }
 
 namespace {
 
-class ViltVlModel final : public VlModel {
+class ViltVlModel final : public detail::CrossEncoderModel<ViltImageEmbeds, std::vector<int>> {
  public:
   ViltVlModel(ViltRuntime rt, ModelOptions options, std::string name)
-      : rt_(std::move(rt)), options_(std::move(options)), name_(std::move(name)) {}
+      : CrossEncoderModel(std::move(options)), rt_(std::move(rt)), name_(std::move(name)) {}
+  ViltVlModel(const ViltVlModel&) = delete;  // towers_ refers to rt_
+  ViltVlModel& operator=(const ViltVlModel&) = delete;
   std::string family() const override { return "vilt"; }
   std::string name() const override { return name_; }
   std::vector<Ability> abilities() const override {
@@ -145,21 +160,6 @@ class ViltVlModel final : public VlModel {
     d["family"] = "vilt";
     return d;
   }
-  std::vector<double> score_pairs(const std::vector<ImageRequest>& images,
-                                  const std::vector<std::string>& captions,
-                                  const std::vector<PairIndex>& pairs,
-                                  EmbedStats* stats) const override {
-    return cached_pair_scores(
-        images, captions, pairs, options_, signature(), "", stats,
-        [&](const std::vector<std::size_t>& misses) {
-          // Only the images and captions the missing pairs use are read and encoded.
-          const PairSubset todo = pair_subset(images, captions, pairs, misses, stats);
-          return vilt_score_pairs(rt_, todo.images, todo.captions, todo.pairs);
-        });
-  }
-  std::unique_ptr<PreparedImages> prepare_images(
-      const std::vector<ImageRequest>& images) const override;
-
   AlignmentMethod alignment_method() const override {
     return {"ViLT word-patch alignment",
             "Each map: the optimal-transport plan (IPOT, beta 0.1, 1000 iterations, as ViLT's "
@@ -194,60 +194,21 @@ class ViltVlModel final : public VlModel {
     return out;
   }
 
- private:
+ protected:
+  const detail::CrossTowers<ViltImageEmbeds, std::vector<int>>& towers() const override {
+    return towers_;
+  }
   // What a cached pair score depends on: the weights, the kernels, the config and the vocabulary.
-  std::string signature() const {
+  std::string signature() const override {
     return "vilt\n" + rt_.model->weights_id() + "\n" + kernel_version() + "\n" +
            rt_.model->config().to_json().dump() + "\n" + rt_.tokenizer->vocab_sha256();
   }
-  ViltRuntime rt_;
-  ModelOptions options_;
-  std::string name_;
-};
-
-// The pool embedded once (ViLT's image side is its patch embedding); each call runs the joint
-// transformer on its pairs.
-class ViltPreparedImages final : public PreparedImages {
- public:
-  ViltPreparedImages(const ViltRuntime& rt, const std::vector<ImageRequest>& images) : rt_(rt) {
-    for (const ImageRequest& r : images)
-      images_.push_back(
-          rt_.model->embed_image(vilt_preprocess(decode_image(r.read()), rt_.model->config())));
-  }
-  std::vector<double> score(const std::vector<std::string>& captions,
-                            const std::vector<PairIndex>& pairs) const override {
-    std::vector<std::vector<int>> ids;
-    for (const auto& c : captions)
-      ids.push_back(rt_.encode(c));
-    std::vector<double> out;
-    const std::size_t batch = static_cast<std::size_t>(std::max(1, rt_.options.batch_size));
-    std::lock_guard<std::mutex> lock(mutex_);  // one forward pass at a time
-    for (std::size_t b = 0; b < pairs.size(); b += batch) {
-      std::vector<std::vector<int>> bi;
-      std::vector<const ViltImageEmbeds*> bm;
-      for (std::size_t p = b; p < std::min(pairs.size(), b + batch); ++p) {
-        if (pairs[p].first >= captions.size() || pairs[p].second >= images_.size()) {
-          throw UsageError("ViLT: pair index out of range");
-        }
-        bi.push_back(ids[pairs[p].first]);
-        bm.push_back(&images_[pairs[p].second]);
-      }
-      const ViltOutput o = rt_.model->score(bi, bm);
-      out.insert(out.end(), o.scores.begin(), o.scores.end());
-    }
-    return out;
-  }
 
  private:
-  const ViltRuntime& rt_;
-  std::vector<ViltImageEmbeds> images_;
-  mutable std::mutex mutex_;
+  ViltRuntime rt_;
+  std::string name_;
+  ViltTowers towers_{rt_};
 };
-
-std::unique_ptr<PreparedImages> ViltVlModel::prepare_images(
-    const std::vector<ImageRequest>& images) const {
-  return std::make_unique<ViltPreparedImages>(rt_, images);
-}
 
 }  // namespace
 
