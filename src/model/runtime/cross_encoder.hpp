@@ -161,6 +161,27 @@ std::vector<double> cross_encoder_scores(
   return out;
 }
 
+// Every pair of `pairs` (indices into `images` and `captions`, checked: UsageError naming
+// `family`), without the pair cache: the families' own entry points (vilt_score_pairs, ...).
+template <typename I, typename T>
+std::vector<double> score_all_pairs(
+    const CrossTowers<I, T>& towers, const std::vector<std::function<ImageBytes()>>& images,
+    const std::vector<std::string>& captions, const std::vector<PairIndex>& pairs,
+    const std::string& family,
+    const std::function<void(const std::string&, std::size_t, std::size_t)>& on_progress) {
+  std::vector<ImageRequest> requests;
+  for (const auto& read : images)
+    requests.push_back({"", read, nullptr});
+  std::vector<std::size_t> all(pairs.size());
+  for (std::size_t p = 0; p < pairs.size(); ++p) {
+    if (pairs[p].first >= captions.size() || pairs[p].second >= images.size()) {
+      throw UsageError(family + ": pair index out of range");
+    }
+    all[p] = p;
+  }
+  return cross_encoder_scores(towers, requests, captions, pairs, all, nullptr, on_progress);
+}
+
 // The pool's image encodings kept in memory; each call encodes its captions and scores its
 // pairs, grouped by image (adjacent pairs share an image's encoding), pair_batch() at a time.
 template <typename I, typename T>

@@ -132,18 +132,8 @@ std::vector<double> flava_score_pairs(
     const FlavaRuntime& rt, const std::vector<std::function<ImageBytes()>>& images,
     const std::vector<std::string>& captions,
     const std::vector<std::pair<std::size_t, std::size_t>>& pairs) {
-  std::vector<ImageRequest> requests;
-  for (const auto& read : images)
-    requests.push_back({"", read, nullptr});
-  std::vector<std::size_t> all(pairs.size());
-  for (std::size_t p = 0; p < pairs.size(); ++p) {
-    if (pairs[p].first >= captions.size() || pairs[p].second >= images.size()) {
-      throw UsageError("FLAVA: pair index out of range");
-    }
-    all[p] = p;
-  }
-  return detail::cross_encoder_scores(FlavaTowers(rt), requests, captions, pairs, all, nullptr,
-                                      rt.options.on_progress);
+  return detail::score_all_pairs(FlavaTowers(rt), images, captions, pairs, "FLAVA",
+                                 rt.options.on_progress);
 }
 
 namespace {

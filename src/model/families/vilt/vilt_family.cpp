@@ -128,18 +128,8 @@ std::vector<double> vilt_score_pairs(
     const ViltRuntime& rt, const std::vector<std::function<ImageBytes()>>& images,
     const std::vector<std::string>& captions,
     const std::vector<std::pair<std::size_t, std::size_t>>& pairs) {
-  std::vector<ImageRequest> requests;
-  for (const auto& read : images)
-    requests.push_back({"", read, nullptr});
-  std::vector<std::size_t> all(pairs.size());
-  for (std::size_t p = 0; p < pairs.size(); ++p) {
-    if (pairs[p].first >= captions.size() || pairs[p].second >= images.size()) {
-      throw UsageError("ViLT: pair index out of range");
-    }
-    all[p] = p;
-  }
-  return detail::cross_encoder_scores(ViltTowers(rt), requests, captions, pairs, all, nullptr,
-                                      rt.options.on_progress);
+  return detail::score_all_pairs(ViltTowers(rt), images, captions, pairs, "ViLT",
+                                 rt.options.on_progress);
 }
 
 namespace {
