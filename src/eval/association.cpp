@@ -2,6 +2,7 @@
 #include <map>
 #include <set>
 
+#include "model/kernels/parallel.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/rng.hpp"
 #include "winokit/data/winogavil.hpp"
@@ -15,14 +16,13 @@ Interval bootstrap_mean_interval(const std::vector<double>& values, std::size_t 
   const auto n = static_cast<std::uint32_t>(values.size());
   std::vector<double> means(resamples);
   // One stream per resample: the result does not depend on the number of threads.
-#pragma omp parallel for schedule(static)
-  for (std::size_t b = 0; b < resamples; ++b) {
+  detail::parallel_for(resamples, [&](std::size_t b) {
     Rng rng(derive_seed(seed, "resample/" + std::to_string(b)));
     double s = 0;
     for (std::uint32_t i = 0; i < n; ++i)
       s += values[rng.below(n)];
     means[b] = s / n;
-  }
+  });
   std::sort(means.begin(), means.end());
   const double alpha = 1 - confidence;
   return {quantile_linear(means, alpha / 2), quantile_linear(means, 1 - alpha / 2)};

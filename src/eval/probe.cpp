@@ -2,8 +2,6 @@
 
 #include <linear.h>
 
-#include <omp.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -15,6 +13,7 @@
 #include <numeric>
 #include <thread>
 
+#include "model/kernels/parallel.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/rng.hpp"
 #include "winokit/model/compute.hpp"
@@ -382,12 +381,14 @@ void ProbeMlp::fit(const ProbeData& data, const std::vector<std::size_t>& train,
         float* v = v_[p].data();
         const float* g = grad[p].data();
         const auto count = static_cast<std::ptrdiff_t>(params_[p].size());
-#pragma omp parallel for simd schedule(static) if (count > 65536)
-        for (std::ptrdiff_t t = 0; t < count; ++t) {
-          m[t] = b1 * m[t] + (1 - b1) * g[t];
-          v[t] = b2 * v[t] + (1 - b2) * g[t] * g[t];
-          w[t] -= step_size * m[t] / (std::sqrt(v[t]) * inv_sqrt_bc2 + eps);
-        }
+        detail::parallel_for(
+            count,
+            [&](std::ptrdiff_t t) {
+              m[t] = b1 * m[t] + (1 - b1) * g[t];
+              v[t] = b2 * v[t] + (1 - b2) * g[t] * g[t];
+              w[t] -= step_size * m[t] / (std::sqrt(v[t]) * inv_sqrt_bc2 + eps);
+            },
+            std::ptrdiff_t{65537});
       }
     }
   }
@@ -493,7 +494,7 @@ ProbeResult run_mlp_probe(ProbeTask task, const WinogroundDataset& dataset, cons
   std::mutex progress;
   std::exception_ptr failure;
   auto work = [&] {
-    omp_set_num_threads(1);
+    set_compute_threads(1);
     for (std::size_t j; (j = next++) < jobs;) {
       try {
         const std::size_t si = j / 2;
@@ -523,9 +524,9 @@ ProbeResult run_mlp_probe(ProbeTask task, const WinogroundDataset& dataset, cons
     pool.emplace_back(work);
   {
     // The calling thread works too, with its own thread count restored afterwards.
-    const int threads = omp_get_max_threads();
+    const int threads = compute_threads();
     work();
-    omp_set_num_threads(threads);
+    set_compute_threads(threads);
   }
   for (auto& t : pool)
     t.join();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/kernels/parallel.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/io/safetensors.hpp"
 
@@ -28,8 +29,7 @@ ScoreMatrix matrix_from_embeddings(const std::vector<float>& text, const std::ve
   const auto t = normalised(text, captions), im = normalised(images, image_count);
   ScoreMatrix m{captions, image_count,
                 std::vector<float>(static_cast<std::size_t>(captions) * image_count)};
-#pragma omp parallel for schedule(static)
-  for (int c = 0; c < captions; ++c) {
+  detail::parallel_for(captions, [&](int c) {
     const float* tc = &t[static_cast<std::size_t>(c) * dim];
     for (int i = 0; i < image_count; ++i) {
       const float* ii = &im[static_cast<std::size_t>(i) * dim];
@@ -38,7 +38,7 @@ ScoreMatrix matrix_from_embeddings(const std::vector<float>& text, const std::ve
         s += static_cast<double>(tc[k]) * ii[k];
       m.scores[static_cast<std::size_t>(c) * image_count + i] = static_cast<float>(s);
     }
-  }
+  });
   return m;
 }
 

@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "model/kernels/parallel.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/rng.hpp"
 #include "winokit/report/format.hpp"
@@ -236,8 +237,7 @@ BenchmarkImages benchmark_images(const BenchmarkData& data, HtmlImages mode,
   const std::filesystem::path base =
       std::filesystem::absolute(report_dir.empty() ? std::filesystem::path(".") : report_dir);
   std::vector<std::string> src(distinct.size()), errors(distinct.size());
-#pragma omp parallel for schedule(dynamic, 4)
-  for (std::size_t k = 0; k < distinct.size(); ++k) {
+  detail::parallel_for_dynamic(distinct.size(), std::size_t{4}, [&](std::size_t k) {
     const ImageRequest& im = *distinct[k];
     try {
       std::optional<std::filesystem::path> file;
@@ -251,7 +251,7 @@ BenchmarkImages benchmark_images(const BenchmarkData& data, HtmlImages mode,
     } catch (const std::exception& e) {
       errors[k] = "image " + im.name + ": " + e.what();
     }
-  }
+  });
   for (const auto& e : errors)
     if (!e.empty()) throw InputError({data.file.string(), 0, "image"}, e);
   for (std::size_t k : shown)

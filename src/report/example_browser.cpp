@@ -18,6 +18,7 @@
 // jpeglib.h needs size_t and FILE declared first.
 #include <jpeglib.h>
 
+#include "model/kernels/parallel.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/io/image_decode.hpp"
 #include "winokit/io/image_store.hpp"
@@ -239,8 +240,7 @@ std::vector<std::array<std::string, 2>> example_images(const WinogroundDataset& 
       std::filesystem::absolute(report_dir.empty() ? std::filesystem::path(".") : report_dir);
   const std::size_t count = dataset.examples.size() * 2;
   std::vector<std::string> errors(count);
-#pragma omp parallel for schedule(dynamic, 4)
-  for (std::size_t k = 0; k < count; ++k) {
+  detail::parallel_for_dynamic(count, std::size_t{4}, [&](std::size_t k) {
     const WinogroundExample& ex = dataset.examples[k / 2];
     try {
       ImageBytes bytes = store.read(ex.images[k % 2]);
@@ -256,7 +256,7 @@ std::vector<std::array<std::string, 2>> example_images(const WinogroundDataset& 
     } catch (const std::exception& e) {
       errors[k] = e.what();
     }
-  }
+  });
   for (const auto& e : errors)
     if (!e.empty()) throw InputError({dataset.root.string(), 0, ""}, e);
   return out;

@@ -1,5 +1,7 @@
 #include "model/kernels/gemm.hpp"
 
+#include "model/kernels/ops.hpp"
+
 #include "winokit/model/compute.hpp"
 
 #include <omp.h>
@@ -255,43 +257,23 @@ void attention(const float* qkv, const std::vector<std::size_t>& offsets,
   const int d = width / heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   const std::size_t stride = 3 * static_cast<std::size_t>(width);
-  const int tasks = static_cast<int>(offsets.size()) * heads;
-#pragma omp parallel if (tasks > 1)
-  {
-    PackedMatrix keys, values_t;
-    std::vector<float> scores;
-    Epilogue scaled;
-    scaled.scale = scale;
-    const Epilogue plain;
-#pragma omp for schedule(dynamic, 1)
-    for (int t = 0; t < tasks; ++t) {
-      const std::size_t s = static_cast<std::size_t>(t / heads);
-      const std::size_t h = static_cast<std::size_t>(t % heads);
-      const int n = static_cast<int>(lengths[s]);
-      if (n == 0) continue;
-      const float* base = qkv + offsets[s] * stride + h * static_cast<std::size_t>(d);
-      // scores [n, n] = Q [n, d] K^T: K's rows are the "weights" of the product.
-      keys.pack(base + width, n, d, stride);
-      scores.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
-      matmul_block(base, stride, n, keys, 0, keys.panels(), scores.data(),
-                   static_cast<std::size_t>(n), scaled);
-      if (causal) {
-        for (int i = 0; i < n; ++i) {
-          float* row = scores.data() + static_cast<std::size_t>(i) * static_cast<std::size_t>(n);
-          softmax_inplace(row, static_cast<std::size_t>(i + 1));
-          std::fill(row + i + 1, row + n, 0.0f);
-        }
-      } else {
-        softmax_rows(scores.data(), static_cast<std::size_t>(n), n, static_cast<std::size_t>(n));
-      }
-      // out [n, d] = P [n, n] V [n, d]: V^T [d, n] as the "weights".
-      values_t.pack_transposed(base + 2 * static_cast<std::size_t>(width), d, n, stride);
-      matmul_block(
-          scores.data(), static_cast<std::size_t>(n), n, values_t, 0, values_t.panels(),
-          out + offsets[s] * static_cast<std::size_t>(width) + h * static_cast<std::size_t>(d),
-          static_cast<std::size_t>(width), plain);
-    }
-  }
+  attend_heads(static_cast<int>(offsets.size()) * heads, d, scale, [&](int t) {
+    const std::size_t s = static_cast<std::size_t>(t / heads);
+    const std::size_t h = static_cast<std::size_t>(t % heads);
+    const float* base = qkv + offsets[s] * stride + h * static_cast<std::size_t>(d);
+    HeadTask task;
+    task.q = base;
+    task.ldq = stride;
+    task.queries = static_cast<int>(lengths[s]);
+    task.k = base + width;
+    task.v = base + 2 * static_cast<std::size_t>(width);
+    task.ldkv = stride;
+    task.keys = task.queries;
+    task.out = out + offsets[s] * static_cast<std::size_t>(width) + h * static_cast<std::size_t>(d);
+    task.ldo = static_cast<std::size_t>(width);
+    task.causal_past = causal ? 0 : -1;
+    return task;
+  });
 }
 
 void attention_fixed(const float* qkv, int seqs, int len, int width, int heads, bool causal,

@@ -1,5 +1,3 @@
-#include <omp.h>
-
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -8,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/kernels/gemm.hpp"
+#include "model/kernels/parallel.hpp"
 #include "model/layers/transformer.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/rng.hpp"
@@ -277,10 +276,9 @@ struct Gpt2Model::Impl {
       }
       layer_norm(gathered.data(), count, w, lnf_g, lnf_b, cfg.eps, normed_rows.data());
       gemm(head, normed_rows.data(), static_cast<int>(count), logits.data());
-#pragma omp parallel for schedule(static)
-      for (std::size_t r = 0; r < count; ++r) {
+      detail::parallel_for(count, [&](std::size_t r) {
         log_probs[r0 + r] = log_prob(&logits[r * v], v, target[r0 + r]);
-      }
+      });
     }
     std::size_t k = 0;
     for (std::size_t s = first; s < last; ++s) {

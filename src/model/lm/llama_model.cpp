@@ -1,13 +1,12 @@
 #include "model/lm/llama_model.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstring>
 
 #include "model/kernels/gemm.hpp"
+#include "model/kernels/ops.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/safetensors.hpp"
@@ -53,22 +52,7 @@ bool flag(const json& cfg, const char* name, bool fallback, const std::string& w
   return it->get<bool>();
 }
 
-// RMSNorm as transformers' LlamaRMSNorm: variance = mean(x^2) (here in double, index order),
-// x * rsqrt(variance + eps) rounded to float, then times the weight in float.
-void rms_norm(const float* x, std::size_t rows, int width, const std::vector<float>& g, double eps,
-              float* y) {
-#pragma omp parallel for schedule(static)
-  for (std::size_t r = 0; r < rows; ++r) {
-    const float* in = x + r * static_cast<std::size_t>(width);
-    float* out = y + r * static_cast<std::size_t>(width);
-    double ss = 0;
-    for (int i = 0; i < width; ++i)
-      ss += static_cast<double>(in[i]) * in[i];
-    const double inv = 1.0 / std::sqrt(ss / width + eps);
-    for (int i = 0; i < width; ++i)
-      out[i] = static_cast<float>(in[i] * inv) * g[static_cast<std::size_t>(i)];
-  }
-}
+using detail::rms_norm;
 
 struct Layer {
   std::vector<float> ln1, ln2;
@@ -245,18 +229,9 @@ struct LlamaModel::Impl {
     }
   }
 
-  // Rotates one head's d values at position `pos` in place: x * cos + rotate_half(x) * sin,
-  // rotate_half(x) = (-x2, x1), cos/sin of pos * inv_freq (in float, as transformers), each
-  // evaluated in double and rounded to float.
-  void rope(float* x, const float* cosv, const float* sinv) const {
-    const int half = cfg.head_dim / 2;
-    for (int i = 0; i < half; ++i) {
-      const float a = x[i], b = x[i + half];
-      x[i] = a * cosv[i] - b * sinv[i];
-      x[i + half] = b * cosv[i] + a * sinv[i];
-    }
-  }
-
+  // The rotary angles of position `pos`: cos/sin of pos * inv_freq (in float, as
+  // transformers), each evaluated in double and rounded to float (ops.hpp's rotary_rows applies
+  // them).
   void angles(int pos, float* cosv, float* sinv) const {
     const int half = cfg.head_dim / 2;
     for (int i = 0; i < half; ++i) {
@@ -316,12 +291,8 @@ struct LlamaModel::Impl {
       const Layer& L = layers[li];
       rms_norm(x.data(), R, hid, L.ln1, cfg.rms_eps, normed.data());
       L.qkv.forward(normed.data(), rows, qkv.data());
-#pragma omp parallel for schedule(static)
-      for (std::size_t r = 0; r < R; ++r) {
-        float* row = &qkv[r * qkv_n];
-        for (int h = 0; h < heads + cfg.kv_heads; ++h)
-          rope(row + static_cast<std::size_t>(h) * d, &cosv[r * half], &sinv[r * half]);
-      }
+      detail::rotary_rows(qkv.data(), R, static_cast<std::size_t>(qkv_n), heads + cfg.kv_heads, d,
+                          cosv.data(), sinv.data());
       for (std::size_t s = 0; s < ns; ++s) {
         const int n = seqs[s].length, T = past[s] + n;
         auto& K = keys[s][li];
@@ -343,42 +314,24 @@ struct LlamaModel::Impl {
       }
       // Causal attention per (sequence, head): query t (position past + t) sees keys
       // 0..past + t; the probabilities beyond are exact zeros in the P V chain.
-      const int tasks = static_cast<int>(ns) * heads;
-#pragma omp parallel if (tasks > 1)
-      {
-        detail::PackedMatrix kp, vp;
-        std::vector<float> scores;
-        detail::Epilogue scaled;
-        scaled.scale = scale;
-        const detail::Epilogue plain;
-#pragma omp for schedule(dynamic, 1)
-        for (int task = 0; task < tasks; ++task) {
-          const std::size_t s = static_cast<std::size_t>(task / heads);
-          const int h = task % heads, kvh = h / group;
-          const int n = seqs[s].length, T = past[s] + n;
-          if (n == 0) continue;
-          const auto& K = keys[s][li];
-          const auto& V = values[s][li];
-          kp.pack(K.data() + static_cast<std::size_t>(kvh) * d, T, d, static_cast<std::size_t>(kw));
-          scores.resize(static_cast<std::size_t>(n) * T);
-          const float* q =
-              &qkv[static_cast<std::size_t>(start[s]) * qkv_n + static_cast<std::size_t>(h) * d];
-          detail::matmul_block(q, static_cast<std::size_t>(qkv_n), n, kp, 0, kp.panels(),
-                               scores.data(), static_cast<std::size_t>(T), scaled);
-          for (int i = 0; i < n; ++i) {
-            float* row = scores.data() + static_cast<std::size_t>(i) * T;
-            const int count = past[s] + i + 1;
-            detail::softmax_inplace(row, static_cast<std::size_t>(count));
-            std::fill(row + count, row + T, 0.0f);
-          }
-          vp.pack_transposed(V.data() + static_cast<std::size_t>(kvh) * d, d, T,
-                             static_cast<std::size_t>(kw));
-          detail::matmul_block(
-              scores.data(), static_cast<std::size_t>(T), n, vp, 0, vp.panels(),
-              &ctx[static_cast<std::size_t>(start[s]) * qw + static_cast<std::size_t>(h) * d],
-              static_cast<std::size_t>(qw), plain);
-        }
-      }
+      detail::attend_heads(static_cast<int>(ns) * heads, d, scale, [&](int t) {
+        const std::size_t s = static_cast<std::size_t>(t / heads);
+        const int h = t % heads, kvh = h / group;
+        detail::HeadTask task;
+        task.q = qkv.data() + static_cast<std::size_t>(start[s]) * qkv_n +
+                 static_cast<std::size_t>(h) * d;
+        task.ldq = static_cast<std::size_t>(qkv_n);
+        task.queries = seqs[s].length;
+        task.k = keys[s][li].data() + static_cast<std::size_t>(kvh) * d;
+        task.v = values[s][li].data() + static_cast<std::size_t>(kvh) * d;
+        task.ldkv = static_cast<std::size_t>(kw);
+        task.keys = past[s] + seqs[s].length;
+        task.out =
+            ctx.data() + static_cast<std::size_t>(start[s]) * qw + static_cast<std::size_t>(h) * d;
+        task.ldo = static_cast<std::size_t>(qw);
+        task.causal_past = past[s];
+        return task;
+      });
       // A sequence that keeps no cache needs this layer's keys and values no longer (a batch of
       // captions over one long image prefix holds one layer's copy each, not all layers').
       for (std::size_t s = 0; s < ns; ++s) {
@@ -392,19 +345,7 @@ struct LlamaModel::Impl {
       L.gate_up.forward(normed.data(), rows, mlp.data());
       // silu(gate) * up: gate / (1 + exp(-gate)) with the kernels' exp (the same bits on every
       // CPU), times up.
-#pragma omp parallel for schedule(static)
-      for (std::size_t r = 0; r < R; ++r) {
-        const float* g = &mlp[r * 2 * inter];
-        const float* u = g + inter;
-        float* a = &act[r * inter];
-        thread_local std::vector<float> e;
-        e.resize(static_cast<std::size_t>(inter));
-        for (int i = 0; i < inter; ++i)
-          e[static_cast<std::size_t>(i)] = -g[i];
-        detail::exp_inplace(e.data(), e.size());
-        for (int i = 0; i < inter; ++i)
-          a[i] = g[i] / (1.0f + e[static_cast<std::size_t>(i)]) * u[i];
-      }
+      detail::silu_mul_rows(mlp.data(), R, inter, act.data());
       L.down.forward(act.data(), rows, x.data());
     }
     for (std::size_t s = 0; s < ns; ++s) {

@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 
+#include "model/kernels/ops.hpp"
 #include "model/runtime/vqascore_parts.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/io/files.hpp"
@@ -139,27 +140,11 @@ int SiglipVisionTower::patches() const {
 }
 
 std::vector<float> SiglipVisionTower::forward(const std::vector<float>& pixels, int count) const {
-  const int H = shape_.hidden, P = shape_.patch, S = shape_.image_size, g = S / P, N = patches();
+  const int H = shape_.hidden, P = shape_.patch, S = shape_.image_size, N = patches();
   const std::size_t rows = static_cast<std::size_t>(count) * N;
   const std::size_t K = static_cast<std::size_t>(3) * P * P;
   std::vector<float> cols(rows * K);
-#pragma omp parallel for schedule(static)
-  for (std::size_t r = 0; r < rows; ++r) {
-    const std::size_t img = r / static_cast<std::size_t>(N);
-    const int p = static_cast<int>(r % static_cast<std::size_t>(N));
-    const int gy = p / g, gx = p % g;
-    float* dst = &cols[r * K];
-    for (int ch = 0; ch < 3; ++ch) {
-      for (int ky = 0; ky < P; ++ky) {
-        const float* src =
-            pixels.data() +
-            ((img * 3 + static_cast<std::size_t>(ch)) * S + static_cast<std::size_t>(gy * P + ky)) *
-                S +
-            static_cast<std::size_t>(gx * P);
-        std::copy_n(src, P, dst + (static_cast<std::size_t>(ch) * P + ky) * P);
-      }
-    }
-  }
+  image_patches(pixels.data(), count, 3, S, P, cols.data());
   // Position embeddings (every tile is a full image: ids 0..N-1), then patch W^T + b on top.
   std::vector<float> x(rows * H);
   for (std::size_t r = 0; r < rows; ++r) {

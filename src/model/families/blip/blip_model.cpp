@@ -3,8 +3,6 @@
 // blip_vl_model.cpp.
 #include "model/families/blip/blip_model.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <exception>
@@ -12,6 +10,7 @@
 
 #include "model/kernels/gemm.hpp"
 #include "model/kernels/kernels.hpp"
+#include "model/kernels/ops.hpp"
 #include "model/kernels/parallel.hpp"
 #include "model/layers/transformer.hpp"
 #include "model/runtime/checkpoint.hpp"
@@ -223,41 +222,30 @@ struct CrossGroup {
 };
 
 // Cross-attention: per (group, head), scores = Q K^T * (1 / sqrt(d)), softmax per row, out = P V,
-// on kernels.hpp's blocks (each output element one fixed chain: a row's bits do not depend on the
-// other rows of its group, on the groups, or on the thread count).
+// on the kernels' attention (ops.hpp: each output element one fixed chain: a row's bits do not
+// depend on the other rows of its group, on the groups, or on the thread count).
 void cross_attention(const float* q, int width, int heads, const std::vector<CrossGroup>& groups,
                      float* out) {
   const int d = width / heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   const std::size_t kv_stride = 2 * static_cast<std::size_t>(width);
   const std::size_t w = static_cast<std::size_t>(width);
-  const int tasks = static_cast<int>(groups.size()) * heads;
-#pragma omp parallel if (tasks > 1)
-  {
-    detail::PackedMatrix keys, values_t;
-    std::vector<float> scores;
-    detail::Epilogue scaled;
-    scaled.scale = scale;
-    const detail::Epilogue plain;
-#pragma omp for schedule(dynamic, 1)
-    for (int t = 0; t < tasks; ++t) {
-      const CrossGroup& g = groups[static_cast<std::size_t>(t / heads)];
-      const std::size_t h = static_cast<std::size_t>(t % heads);
-      const int n = static_cast<int>(g.rows), m = g.keys;
-      if (n == 0) continue;
-      const float* kbase = g.kv + h * static_cast<std::size_t>(d);
-      keys.pack(kbase, m, d, kv_stride);
-      scores.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(m));
-      detail::matmul_block(q + g.row0 * w + h * static_cast<std::size_t>(d), w, n, keys, 0,
-                           keys.panels(), scores.data(), static_cast<std::size_t>(m), scaled);
-      detail::softmax_rows(scores.data(), static_cast<std::size_t>(m), n,
-                           static_cast<std::size_t>(m));
-      values_t.pack_transposed(kbase + w, d, m, kv_stride);
-      detail::matmul_block(scores.data(), static_cast<std::size_t>(m), n, values_t, 0,
-                           values_t.panels(), out + g.row0 * w + h * static_cast<std::size_t>(d), w,
-                           plain);
-    }
-  }
+  detail::attend_heads(static_cast<int>(groups.size()) * heads, d, scale, [&](int t) {
+    const CrossGroup& g = groups[static_cast<std::size_t>(t / heads)];
+    const std::size_t h = static_cast<std::size_t>(t % heads);
+    const float* kbase = g.kv + h * static_cast<std::size_t>(d);
+    detail::HeadTask task;
+    task.q = q + g.row0 * w + h * static_cast<std::size_t>(d);
+    task.ldq = w;
+    task.queries = static_cast<int>(g.rows);
+    task.k = kbase;
+    task.v = kbase + w;
+    task.ldkv = kv_stride;
+    task.keys = g.keys;
+    task.out = out + g.row0 * w + h * static_cast<std::size_t>(d);
+    task.ldo = w;
+    return task;
+  });
 }
 
 // x / max(||x||, 1e-12) (torch.nn.functional.normalize), the norm in double in index order.

@@ -1,5 +1,4 @@
 #include <malloc.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <atomic>
@@ -14,6 +13,7 @@
 #include "model/families/clip/encoders.hpp"
 #include "model/families/clip/resnet.hpp"
 #include "model/kernels/gemm.hpp"
+#include "model/kernels/ops.hpp"
 #include "model/kernels/parallel.hpp"
 #include "model/layers/transformer.hpp"
 #include "model/runtime/checkpoint.hpp"
@@ -387,26 +387,13 @@ void give_back_freed_heap() {
 // double, token by token in order, so a sequence's result does not depend on its batch.
 void pool_over_tokens(const float* x, int count, int len, int width, const std::vector<int>& last,
                       int level, TowerOutput& out) {
-  const std::size_t w = static_cast<std::size_t>(width);
-#pragma omp parallel for schedule(static)
-  for (int b = 0; b < count; ++b) {
-    const int tokens = last[static_cast<std::size_t>(b)] + 1;
-    const float* first = x + static_cast<std::size_t>(b) * len * w;
-    const std::size_t at = (static_cast<std::size_t>(level) * count + b) * w;
-    float* mean = &out.hidden_mean[at];
-    float* max = &out.hidden_max[at];
-    std::vector<double> sum(first, first + w);
-    std::copy(first, first + w, max);
-    for (int t = 1; t < tokens; ++t) {
-      const float* row = first + static_cast<std::size_t>(t) * w;
-      for (std::size_t i = 0; i < w; ++i) {
-        sum[i] += row[i];
-        max[i] = std::max(max[i], row[i]);
-      }
-    }
-    for (std::size_t i = 0; i < w; ++i)
-      mean[i] = static_cast<float>(sum[i] / tokens);
-  }
+  std::vector<int> tokens(last.size());
+  for (std::size_t b = 0; b < last.size(); ++b)
+    tokens[b] = last[b] + 1;
+  const std::size_t at = static_cast<std::size_t>(level) * static_cast<std::size_t>(count) *
+                         static_cast<std::size_t>(width);
+  detail::mean_max_over_tokens(x, count, len, width, tokens.data(), &out.hidden_mean[at],
+                               &out.hidden_max[at]);
 }
 
 // Runs the blocks on x: [seqs * len, width]; `capture` is called after each block.
@@ -655,7 +642,7 @@ namespace {
 template <class Encode>
 TowerOutput encode_split(int count, int levels, int width, bool splittable, const Encode& encode) {
   const int parts = compute_threads();
-  if (!splittable || parts < 2 || count < parts || omp_in_parallel()) return encode(0, count);
+  if (!splittable || parts < 2 || count < parts || detail::in_parallel()) return encode(0, count);
   std::vector<TowerOutput> out(static_cast<std::size_t>(parts));
   if (const std::exception_ptr f = detail::for_each_item(parts, true, [&](int p) {
         const int b0 = static_cast<int>(static_cast<long long>(count) * p / parts);
@@ -725,35 +712,20 @@ TowerOutput ClipModel::Impl::encode_vit(const float* pixels, int count,
   const int tokens = patches + 1, k = 3 * p * p, side = c.image_size;
   // im2col: one row per patch, columns in (channel, y, x) order like the conv weight.
   std::vector<float> cols(static_cast<std::size_t>(count) * patches * k);
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int b = 0; b < count; ++b) {
-    for (int pi = 0; pi < patches; ++pi) {
-      const int py = pi / grid, px = pi % grid;
-      float* row = &cols[(static_cast<std::size_t>(b) * patches + pi) * k];
-      for (int ch = 0; ch < 3; ++ch) {
-        for (int y = 0; y < p; ++y) {
-          const float* src =
-              pixels + ((static_cast<std::size_t>(b) * 3 + ch) * side + py * p + y) * side + px * p;
-          std::memcpy(row + (ch * p + y) * p, src, sizeof(float) * p);
-        }
-      }
-    }
-  }
+  detail::image_patches(pixels, count, 3, side, p, cols.data());
   std::vector<float> embedded(static_cast<std::size_t>(count) * patches * w);
   m.patch.forward(cols.data(), count * patches, embedded.data());
   cols = {};
   std::vector<float> x(static_cast<std::size_t>(count) * tokens * w);
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int b = 0; b < count; ++b) {
-    for (int t = 0; t < tokens; ++t) {
-      float* dst = &x[(static_cast<std::size_t>(b) * tokens + t) * w];
-      const float* pos = &m.vision.pos[static_cast<std::size_t>(t) * w];
-      const float* src = t == 0 ? m.class_emb.data()
-                                : &embedded[(static_cast<std::size_t>(b) * patches + t - 1) * w];
-      for (int i = 0; i < w; ++i)
-        dst[i] = src[i] + pos[i];
-    }
-  }
+  detail::parallel_for(count * tokens, [&](int bt) {
+    const int b = bt / tokens, t = bt % tokens;
+    float* dst = &x[(static_cast<std::size_t>(b) * tokens + t) * w];
+    const float* pos = &m.vision.pos[static_cast<std::size_t>(t) * w];
+    const float* src = t == 0 ? m.class_emb.data()
+                              : &embedded[(static_cast<std::size_t>(b) * patches + t - 1) * w];
+    for (int i = 0; i < w; ++i)
+      dst[i] = src[i] + pos[i];
+  });
   embedded = {};
   std::vector<float> normed(x.size());
   layer_norm(x.data(), count * tokens, w, m.ln_pre_g, m.ln_pre_b, c.vision.eps, normed.data());

@@ -1,7 +1,5 @@
 #include "model/families/clip/resnet.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -10,6 +8,8 @@
 
 #include "model/kernels/gemm.hpp"
 #include "model/kernels/kernels.hpp"
+#include "model/kernels/ops.hpp"
+#include "model/kernels/parallel.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/model/compute.hpp"
 
@@ -42,137 +42,9 @@ std::string fill(std::string pattern, const char* key, int value) {
 }
 
 // A convolution with its BatchNorm folded in: y = post(conv(x, W * s) + (beta - mean * s)),
-// s = gamma / sqrt(var + eps), per output channel. Computed as a matrix product on winokit's
-// kernels (kernels.hpp): the rows are the output pixels, the inner dimension the (kh, kw, ic)
-// patch (im2col, channels last), so every output value is one fma chain in a fixed order and
-// an image's result never depends on the batch, the threads or the CPU.
-struct Conv {
-  int in = 0, out = 0, k = 1, stride = 1, pad = 0;
-  PackedMatrix weights;  // [out, k * k * in], inner order (kh, kw, ic)
-  std::vector<float> bias;
-  int out_side(int side) const { return (side + 2 * pad - k) / stride + 1; }
-};
-
-// Channels-last activations of one image: [side, side, channels].
-struct Map {
-  std::vector<float> data;
-  int side = 0, channels = 0;
-  void resize(int s, int c) {
-    side = s;
-    channels = c;
-    data.resize(static_cast<std::size_t>(s) * s * c);
-  }
-};
-
-// Output pixels [r0, r1) of a convolution's im2col matrix: row r - r0 of `dst` holds pixel r's
-// (kh, kw, ic) patch, zeros where it overlaps the padding.
-void im2col(const Conv& c, const Map& x, int os, int r0, int r1, float* dst) {
-  const std::size_t ch = static_cast<std::size_t>(c.in);
-  const std::size_t span = static_cast<std::size_t>(c.k) * ch;
-  for (int r = r0; r < r1; ++r) {
-    const int oh = r / os, ow = r % os;
-    const int iw0 = ow * c.stride - c.pad;
-    for (int kh = 0; kh < c.k; ++kh) {
-      const int ih = oh * c.stride + kh - c.pad;
-      if (ih < 0 || ih >= x.side) {
-        std::fill(dst, dst + span, 0.0f);
-        dst += span;
-        continue;
-      }
-      const float* row = x.data.data() + static_cast<std::size_t>(ih) * x.side * ch;
-      if (c.stride == 1 && iw0 >= 0 && iw0 + c.k <= x.side) {
-        // The k pixels of this patch row are adjacent in the input: one copy.
-        std::memcpy(dst, row + static_cast<std::size_t>(iw0) * ch, span * sizeof(float));
-        dst += span;
-        continue;
-      }
-      for (int kw = 0; kw < c.k; ++kw, dst += ch) {
-        const int iw = iw0 + kw;
-        if (iw < 0 || iw >= x.side) {
-          std::fill(dst, dst + ch, 0.0f);
-        } else {
-          const float* src = row + static_cast<std::size_t>(iw) * ch;
-          for (std::size_t i = 0; i < ch; ++i)
-            dst[i] = src[i];
-        }
-      }
-    }
-  }
-}
-
-// When one thread runs the whole image, im2col and the product go chunk by chunk, each chunk's
-// patches about this size, so that they are still in the core's cache when the product reads
-// them; a chunk is whole row blocks of the kernels (48 rows) and a short tail joins the chunk
-// before it.
-constexpr std::size_t kConvChunkBytes = 384 << 10;
-constexpr int kConvChunkAlign = 48;
-
-int conv_chunk_rows(std::size_t patch_floats) {
-  const std::size_t fit = kConvChunkBytes / (patch_floats * sizeof(float));
-  const int aligned = static_cast<int>(fit / kConvChunkAlign) * kConvChunkAlign;
-  return std::max(kConvChunkAlign, aligned);
-}
-
-// y = relu?(conv(x) + bias (+ y when accumulate)); `patches` is scratch for im2col.
-void run_conv(const Conv& c, const Map& x, Map& y, std::vector<float>& patches, bool relu,
-              bool accumulate) {
-  const int os = c.out_side(x.side);
-  if (!accumulate) y.resize(os, c.out);
-  const int rows = os * os;
-  const std::size_t kk = static_cast<std::size_t>(c.k) * c.k * c.in;
-  const std::size_t ldy = static_cast<std::size_t>(c.out);
-  Epilogue ep;
-  ep.bias = c.bias.data();
-  ep.activation = relu ? Activation::Relu : Activation::None;
-  ep.accumulate = accumulate;
-  if (c.k == 1 && c.stride == 1) {
-    matmul(x.data.data(), static_cast<std::size_t>(c.in), rows, c.weights, y.data.data(), ldy, ep);
-    return;
-  }
-  if (omp_in_parallel()) {
-    // This thread runs the image alone: im2col and multiply chunk by chunk. Rows are
-    // independent (kernels.hpp), so chunking changes no value.
-    const int chunk = conv_chunk_rows(kk);
-    patches.resize(static_cast<std::size_t>(std::min(rows, chunk + chunk / 2)) * kk);
-    for (int r0 = 0, r1 = 0; r0 < rows; r0 = r1) {
-      r1 = rows - r0 <= chunk + chunk / 2 ? rows : r0 + chunk;
-      im2col(c, x, os, r0, r1, patches.data());
-      matmul(patches.data(), kk, r1 - r0, c.weights,
-             y.data.data() + static_cast<std::size_t>(r0) * ldy, ldy, ep);
-    }
-    return;
-  }
-  patches.resize(static_cast<std::size_t>(rows) * kk);
-#pragma omp parallel for schedule(static)
-  for (int r = 0; r < rows; ++r)
-    im2col(c, x, os, r, r + 1, patches.data() + static_cast<std::size_t>(r) * kk);
-  matmul(patches.data(), kk, rows, c.weights, y.data.data(), ldy, ep);
-}
-
-// Average pooling with kernel = stride = s, no padding (nn.AvgPool2d(s)): the window summed in
-// (kh, kw) order, then divided by s * s.
-void avg_pool(const Map& x, int s, Map& y) {
-  const int os = x.side / s;
-  y.resize(os, x.channels);
-  const std::size_t ch = static_cast<std::size_t>(x.channels);
-  const float count = static_cast<float>(s * s);
-#pragma omp parallel for schedule(static) if (!omp_in_parallel())
-  for (int r = 0; r < os * os; ++r) {
-    const int oh = r / os, ow = r % os;
-    float* dst = y.data.data() + static_cast<std::size_t>(r) * ch;
-    std::fill(dst, dst + ch, 0.0f);
-    for (int kh = 0; kh < s; ++kh) {
-      for (int kw = 0; kw < s; ++kw) {
-        const float* src =
-            x.data.data() + (static_cast<std::size_t>(oh * s + kh) * x.side + ow * s + kw) * ch;
-        for (std::size_t c = 0; c < ch; ++c)
-          dst[c] += src[c];
-      }
-    }
-    for (std::size_t c = 0; c < ch; ++c)
-      dst[c] /= count;
-  }
-}
+// s = gamma / sqrt(var + eps), per output channel, on the kernels' convolution (ops.hpp).
+using Conv = Conv2d;
+using Map = FeatureMap;
 
 struct Block {
   Conv conv1, conv2, conv3;
@@ -204,13 +76,7 @@ struct ResNetTower::Impl {
     const auto beta = src.get(bn + "bias", {out});
     const auto mean = src.get(bn + "running_mean", {out});
     const auto var = src.get(bn + "running_var", {out});
-    Conv conv;
-    conv.in = in;
-    conv.out = out;
-    conv.k = k;
-    conv.stride = stride;
-    conv.pad = k / 2;
-    conv.bias.resize(static_cast<std::size_t>(out));
+    std::vector<float> bias(static_cast<std::size_t>(out));
     const std::size_t per = static_cast<std::size_t>(in) * k * k;
     // OIHW -> [out][kh][kw][in], scaled by the BatchNorm.
     std::vector<float> folded(static_cast<std::size_t>(out) * per);
@@ -226,10 +92,9 @@ struct ResNetTower::Impl {
           }
         }
       }
-      conv.bias[oi] = static_cast<float>(beta[oi] - mean[oi] * s);
+      bias[oi] = static_cast<float>(beta[oi] - mean[oi] * s);
     }
-    conv.weights.pack(folded.data(), out, static_cast<int>(per), per);
-    return conv;
+    return Conv::channels_last(folded, std::move(bias), in, out, k, stride, k / 2);
   }
 
   // One image: pixels [3, side, side] -> tokens' positions [grid^2, embed] (channels last).
@@ -243,34 +108,34 @@ struct ResNetTower::Impl {
             pixels[static_cast<std::size_t>(ch) * plane + p];
     }
     // Stem: conv 3x3 stride 2, conv 3x3, conv 3x3 (each + ReLU), avgpool 2.
-    run_conv(stem[0], s.x, s.y, s.patches, true, false);
-    run_conv(stem[1], s.y, s.x, s.patches, true, false);
-    run_conv(stem[2], s.x, s.y, s.patches, true, false);
-    avg_pool(s.y, 2, s.x);
+    conv2d(stem[0], s.x, s.y, s.patches, true, false);
+    conv2d(stem[1], s.y, s.x, s.patches, true, false);
+    conv2d(stem[2], s.x, s.y, s.patches, true, false);
+    avg_pool2d(s.y, 2, s.x);
     for (const Block& b : blocks) {
       // identity: x, or the downsample branch (avgpool when strided, 1x1 conv + BN).
       if (b.has_downsample) {
         const Map* src = &s.x;
         if (b.stride > 1) {
-          avg_pool(s.x, b.stride, s.pooled);
+          avg_pool2d(s.x, b.stride, s.pooled);
           src = &s.pooled;
         }
-        run_conv(b.downsample, *src, s.identity, s.patches, false, false);
+        conv2d(b.downsample, *src, s.identity, s.patches, false, false);
       }
-      run_conv(b.conv1, s.x, s.h1, s.patches, true, false);
-      run_conv(b.conv2, s.h1, s.h2, s.patches, true, false);
+      conv2d(b.conv1, s.x, s.h1, s.patches, true, false);
+      conv2d(b.conv2, s.h1, s.h2, s.patches, true, false);
       const Map* mid = &s.h2;
       if (b.stride > 1) {
-        avg_pool(s.h2, b.stride, s.pooled);
+        avg_pool2d(s.h2, b.stride, s.pooled);
         mid = &s.pooled;
       }
       // conv3 adds the identity, then the final ReLU: onto the downsample branch's output, or
       // in place onto x itself (conv3 reads only `mid`).
       if (b.has_downsample) {
-        run_conv(b.conv3, *mid, s.identity, s.patches, true, true);
+        conv2d(b.conv3, *mid, s.identity, s.patches, true, true);
         std::swap(s.x, s.identity);
       } else {
-        run_conv(b.conv3, *mid, s.x, s.patches, true, true);
+        conv2d(b.conv3, *mid, s.x, s.patches, true, true);
       }
     }
     std::copy(s.x.data.begin(), s.x.data.end(), positions);
@@ -381,18 +246,13 @@ void ResNetTower::encode(const float* pixels, int count, float* embeds) const {
   // itself); otherwise the images go one by one, each product on every thread. Either way every
   // value is computed the same way (kernels.hpp).
   const bool by_image = count >= compute_threads() && compute_threads() > 1;
-#pragma omp parallel if (by_image)
-  {
-    Scratch scratch;
-#pragma omp for schedule(dynamic, 1)
-    for (int n = 0; n < count; ++n) {
-      m.features(pixels + static_cast<std::size_t>(n) * image, scratch,
-                 positions.data() + static_cast<std::size_t>(n) * np * e);
-    }
-  }
+  const auto failed = for_each_item_with<Scratch>(count, by_image, [&](int n, Scratch& scratch) {
+    m.features(pixels + static_cast<std::size_t>(n) * image, scratch,
+               positions.data() + static_cast<std::size_t>(n) * np * e);
+  });
+  if (failed) std::rethrow_exception(failed);
   // x = cat(mean over positions, positions) + positional_embedding, per image.
-#pragma omp parallel for schedule(static)
-  for (int n = 0; n < count; ++n) {
+  parallel_for(count, [&](int n) {
     float* x_tok = tokens.data() + static_cast<std::size_t>(n) * per_image_tokens;
     const float* pos = positions.data() + static_cast<std::size_t>(n) * np * e;
     std::memcpy(x_tok + e, pos, sizeof(float) * static_cast<std::size_t>(np) * e);
@@ -404,7 +264,7 @@ void ResNetTower::encode(const float* pixels, int count, float* embeds) const {
     }
     for (std::size_t i = 0; i < per_image_tokens; ++i)
       x_tok[i] += m.pos[i];
-  }
+  });
   // q from each image's mean token, k and v from every token.
   std::vector<float> mean_rows(static_cast<std::size_t>(count) * e);
   for (int n = 0; n < count; ++n) {
@@ -417,31 +277,7 @@ void ResNetTower::encode(const float* pixels, int count, float* embeds) const {
   // Multi-head attention of the mean token over all tokens (F.multi_head_attention_forward
   // scales q by 1/sqrt(head dim) before the dot products).
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int n = 0; n < count; ++n) {
-    for (int h = 0; h < m.heads; ++h) {
-      std::vector<float> sc(static_cast<std::size_t>(t));
-      const std::size_t head = static_cast<std::size_t>(h) * d;
-      const float* qh = q.data() + static_cast<std::size_t>(n) * e + head;
-      const float* kvn = kv.data() + static_cast<std::size_t>(n) * t * 2 * e;
-      for (int j = 0; j < t; ++j) {
-        const float* kj = kvn + static_cast<std::size_t>(j) * 2 * e + head;
-        float dot = 0;
-        for (int k = 0; k < d; ++k)
-          dot += (qh[k] * scale) * kj[k];
-        sc[static_cast<std::size_t>(j)] = dot;
-      }
-      softmax_inplace(sc.data(), static_cast<std::size_t>(t));
-      float* oh = attended.data() + static_cast<std::size_t>(n) * e + head;
-      std::fill(oh, oh + d, 0.f);
-      for (int j = 0; j < t; ++j) {
-        const float p = sc[static_cast<std::size_t>(j)];
-        const float* vj = kvn + static_cast<std::size_t>(j) * 2 * e + e + head;
-        for (int k = 0; k < d; ++k)
-          oh[k] += p * vj[k];
-      }
-    }
-  }
+  single_query_attention(q.data(), kv.data(), count, t, e, m.heads, scale, attended.data());
   m.c.forward(attended.data(), count, embeds);
 }
 

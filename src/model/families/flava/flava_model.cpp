@@ -1,6 +1,5 @@
 // FLAVA: configuration, weights (Hugging Face layouts), image processor and the float32 forward
 // of its three pre-LN encoders on winokit's kernels (gemm.hpp), after modeling_flava.py.
-#include <omp.h>
 
 #include <algorithm>
 #include <cmath>

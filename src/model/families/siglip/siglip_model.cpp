@@ -3,13 +3,12 @@
 // modeling_siglip.py (tests/fixtures/siglip_reference.py is the transcription it follows).
 #include "model/families/siglip/siglip_model.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <optional>
 
 #include "model/kernels/gemm.hpp"
+#include "model/kernels/ops.hpp"
 #include "model/layers/transformer.hpp"
 #include "model/runtime/checkpoint.hpp"
 #include "winokit/core/error.hpp"
@@ -216,31 +215,6 @@ struct Encoder {
   }
 };
 
-// Scratch of one attention task (one sequence, one head).
-struct AttentionScratch {
-  detail::PackedMatrix keys, values_t;
-  std::vector<float> scores;
-};
-
-// out [nq, d] (row stride ldo) = softmax(Q K^T / sqrt(d)) V for one head, on the calling thread:
-// Q [nq, d] (row stride ldq), K and V [nk, d] (row stride ldkv). The same operations as
-// detail::attention (gemm.cpp), so a row's bits depend only on its query and the keys.
-void attend(const float* q, std::size_t ldq, int nq, const float* k, const float* v,
-            std::size_t ldkv, int nk, int d, float* out, std::size_t ldo, AttentionScratch& s) {
-  detail::Epilogue scaled;
-  scaled.scale = 1.0f / std::sqrt(static_cast<float>(d));
-  const detail::Epilogue plain;
-  s.keys.pack(k, nk, d, ldkv);
-  s.scores.resize(static_cast<std::size_t>(nq) * static_cast<std::size_t>(nk));
-  detail::matmul_block(q, ldq, nq, s.keys, 0, s.keys.panels(), s.scores.data(),
-                       static_cast<std::size_t>(nk), scaled);
-  detail::softmax_rows(s.scores.data(), static_cast<std::size_t>(nk), nq,
-                       static_cast<std::size_t>(nk));
-  s.values_t.pack_transposed(v, d, nk, ldkv);
-  detail::matmul_block(s.scores.data(), static_cast<std::size_t>(nk), nq, s.values_t, 0,
-                       s.values_t.panels(), out, ldo, plain);
-}
-
 // Runs `layers` over `seqs` sequences of `len` rows in x [seqs * len, H]. `keys[s]`: how many
 // leading rows of sequence s every query attends to (the padding mask); empty: all of them.
 void run_encoder(const Encoder& e, std::vector<float>& x, int seqs, int len,
@@ -254,21 +228,23 @@ void run_encoder(const Encoder& e, std::vector<float>& x, int seqs, int len,
     const int d = H / c.heads;
     const std::size_t ld3 = 3 * static_cast<std::size_t>(H);
     run.attend = [&](const float* qkv, float* ctx) {
-      const int tasks = seqs * c.heads;
-#pragma omp parallel if (tasks > 1)
-      {
-        AttentionScratch scratch;
-#pragma omp for schedule(dynamic, 1)
-        for (int t = 0; t < tasks; ++t) {
-          const int s = t / c.heads, h = t % c.heads;
-          const std::size_t row0 = static_cast<std::size_t>(s) * static_cast<std::size_t>(len);
-          const float* base = qkv + row0 * ld3 + static_cast<std::size_t>(h) * d;
-          attend(base, ld3, len, base + H, base + 2 * static_cast<std::size_t>(H), ld3,
-                 keys[static_cast<std::size_t>(s)], d,
-                 ctx + row0 * H + static_cast<std::size_t>(h) * d, static_cast<std::size_t>(H),
-                 scratch);
-        }
-      }
+      const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+      detail::attend_heads(seqs * c.heads, d, scale, [&](int t) {
+        const int s = t / c.heads, h = t % c.heads;
+        const std::size_t row0 = static_cast<std::size_t>(s) * static_cast<std::size_t>(len);
+        const float* base = qkv + row0 * ld3 + static_cast<std::size_t>(h) * d;
+        detail::HeadTask task;
+        task.q = base;
+        task.ldq = ld3;
+        task.queries = len;
+        task.k = base + H;
+        task.v = base + 2 * static_cast<std::size_t>(H);
+        task.ldkv = ld3;
+        task.keys = keys[static_cast<std::size_t>(s)];
+        task.out = ctx + row0 * H + static_cast<std::size_t>(h) * d;
+        task.ldo = static_cast<std::size_t>(H);
+        return task;
+      });
     };
   }
   detail::run_encoder_layers(e.layers, x, run);
@@ -381,7 +357,7 @@ SiglipModel SiglipModel::random(const SiglipConfig& config, std::uint64_t seed) 
 std::vector<float> SiglipModel::encode_images(const float* pixels, int count) const {
   const Impl& m = *impl_;
   const SiglipConfig& c = m.cfg;
-  const int H = c.vision.hidden, P = c.patch, S = c.image_size, g = S / P;
+  const int H = c.vision.hidden, P = c.patch, S = c.image_size;
   const int N = c.patches();
   std::vector<float> pooled(static_cast<std::size_t>(count) * static_cast<std::size_t>(H));
   if (count <= 0) return pooled;
@@ -390,25 +366,7 @@ std::vector<float> SiglipModel::encode_images(const float* pixels, int count) co
   // position embedding added to (patch W^T + b): the Linear accumulates onto it.
   const std::size_t K = static_cast<std::size_t>(c.channels) * P * P;
   std::vector<float> cols(rows * K);
-#pragma omp parallel for schedule(static)
-  for (std::size_t r = 0; r < rows; ++r) {
-    const std::size_t img = r / static_cast<std::size_t>(N);
-    const int p = static_cast<int>(r % static_cast<std::size_t>(N));
-    const int gy = p / g, gx = p % g;
-    float* dst = &cols[r * K];
-    for (int ch = 0; ch < c.channels; ++ch) {
-      for (int ky = 0; ky < P; ++ky) {
-        const float* src =
-            pixels +
-            ((img * static_cast<std::size_t>(c.channels) + static_cast<std::size_t>(ch)) *
-                 static_cast<std::size_t>(S) +
-             static_cast<std::size_t>(gy * P + ky)) *
-                static_cast<std::size_t>(S) +
-            static_cast<std::size_t>(gx * P);
-        std::copy_n(src, P, dst + (static_cast<std::size_t>(ch) * P + ky) * P);
-      }
-    }
-  }
+  detail::image_patches(pixels, count, c.channels, S, P, cols.data());
   std::vector<float> x(rows * H);
   m.patch.forward(cols.data(), static_cast<int>(rows), x.data());
   cols.clear();
@@ -430,22 +388,23 @@ std::vector<float> SiglipModel::encode_images(const float* pixels, int count) co
   m.head_kv.forward(last.data(), static_cast<int>(rows), kv.data());
   const int heads = c.vision.heads, d = H / heads;
   std::vector<float> ctx(static_cast<std::size_t>(count) * H);
-  const int tasks = count * heads;
   const std::size_t ld2 = 2 * static_cast<std::size_t>(H);
-#pragma omp parallel if (tasks > 1)
-  {
-    AttentionScratch scratch;
-#pragma omp for schedule(dynamic, 1)
-    for (int t = 0; t < tasks; ++t) {
-      const int img = t / heads, h = t % heads;
-      const float* base =
-          kv.data() + static_cast<std::size_t>(img) * N * ld2 + static_cast<std::size_t>(h) * d;
-      attend(m.probe_q.data() + static_cast<std::size_t>(h) * d, static_cast<std::size_t>(H), 1,
-             base, base + H, ld2, N, d,
-             ctx.data() + static_cast<std::size_t>(img) * H + static_cast<std::size_t>(h) * d,
-             static_cast<std::size_t>(H), scratch);
-    }
-  }
+  detail::attend_heads(count * heads, d, 1.0f / std::sqrt(static_cast<float>(d)), [&](int t) {
+    const int img = t / heads, h = t % heads;
+    const float* base =
+        kv.data() + static_cast<std::size_t>(img) * N * ld2 + static_cast<std::size_t>(h) * d;
+    detail::HeadTask task;
+    task.q = m.probe_q.data() + static_cast<std::size_t>(h) * d;
+    task.ldq = static_cast<std::size_t>(H);
+    task.queries = 1;
+    task.k = base;
+    task.v = base + H;
+    task.ldkv = ld2;
+    task.keys = N;
+    task.out = ctx.data() + static_cast<std::size_t>(img) * H + static_cast<std::size_t>(h) * d;
+    task.ldo = static_cast<std::size_t>(H);
+    return task;
+  });
   m.head_out.forward(ctx.data(), count, pooled.data());
   std::vector<float> normed(static_cast<std::size_t>(count) * H),
       mid(static_cast<std::size_t>(count) * static_cast<std::size_t>(c.vision.mlp));

@@ -1,7 +1,5 @@
 #include "model/families/smolvlm/smolvlm_model.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <chrono>
 #include <climits>

@@ -1,5 +1,4 @@
 // ViLT: configuration, weights (Hugging Face layout), image processor and the float32 forward.
-#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
