@@ -42,31 +42,44 @@ const fs::path kFixtures = fs::path(WINOKIT_SOURCE_DIR) / "tests" / "fixtures";
 const std::vector<int> kBatches = {1, 3, 7, 32, 33};
 constexpr int kItems = 33;
 
-// One setting the outputs must not depend on: every batch size on 1 and 2 threads, and the
-// portable kernel (slow) on batches of 7.
+// One setting the outputs must not depend on: every batch size on 1 and 2 threads, and the AVX2
+// kernel (what AVX2-only CPUs run; on other CPUs what they run anyway) and the portable kernel
+// (slow) on batches of 7. With these in the suite, scripts/test's WINOKIT_KERNEL re-runs of the
+// golden tests leave this suite out: it compares the kernels itself.
+enum class KernelChoice { Dispatched, Avx2, Portable };
 struct Setting {
   int threads;
-  bool portable;
+  KernelChoice kernel;
   std::vector<int> batches;
 };
-const std::vector<Setting> kSettings = {{1, false, kBatches}, {2, false, kBatches}, {2, true, {7}}};
+const std::vector<Setting> kSettings = {{1, KernelChoice::Dispatched, kBatches},
+                                        {2, KernelChoice::Dispatched, kBatches},
+                                        {2, KernelChoice::Avx2, {7}},
+                                        {2, KernelChoice::Portable, {7}}};
 
 struct Restore {
   int threads = omp_get_max_threads();
   ~Restore() {
     set_compute_threads(threads);
     detail::force_portable_kernel(false);
+    detail::force_avx2_kernel(false);
   }
 };
 
 void apply(const Setting& s) {
   set_compute_threads(s.threads);
-  detail::force_portable_kernel(s.portable);
+  detail::force_portable_kernel(false);
+  detail::force_avx2_kernel(false);
+  if (s.kernel == KernelChoice::Avx2) detail::force_avx2_kernel(true);
+  if (s.kernel == KernelChoice::Portable) detail::force_portable_kernel(true);
 }
 
 std::string describe(const Setting& s, int batch) {
   return "batch " + std::to_string(batch) + ", " + std::to_string(s.threads) + " thread(s), " +
-         (s.portable ? "portable" : "dispatched") + " kernel";
+         (s.kernel == KernelChoice::Portable ? "portable"
+          : s.kernel == KernelChoice::Avx2   ? "avx2"
+                                             : "dispatched") +
+         " kernel";
 }
 
 // Runs `run(first, count)` -> [count * dim] over kItems items in batches, for every batch size
@@ -75,7 +88,7 @@ std::string describe(const Setting& s, int batch) {
 void check_batches(const std::string& family, std::size_t dim,
                    const std::function<std::vector<float>(int, int)>& run) {
   Restore restore;
-  apply({1, false});
+  apply({1, KernelChoice::Dispatched, {}});
   std::vector<std::vector<float>> alone;
   for (int i = 0; i < kItems; ++i) {
     alone.push_back(run(i, 1));
