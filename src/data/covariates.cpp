@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <set>
 
 #include "winokit/core/error.hpp"
@@ -164,6 +165,8 @@ double get_double(const float* f) {
   return v;
 }
 
+// The cache key's text (under the model's weights id; the name predates other language models and
+// is kept so that existing caches stay valid).
 std::string ids_text(const std::vector<int>& ids) {
   std::string s = "gpt2-log-probs:";
   for (int id : ids)
@@ -174,15 +177,15 @@ std::string ids_text(const std::vector<int>& ids) {
 }  // namespace
 
 std::vector<CaptionPerplexity> caption_perplexities(const WinogroundDataset& dataset,
-                                                    const Gpt2Model& model,
-                                                    const Gpt2Tokenizer& tokenizer,
+                                                    const LanguageModel& model,
                                                     const PerplexityOptions& options,
                                                     EmbeddingCache* cache, std::size_t* cached) {
-  if (tokenizer.max_id() >= model.config().vocab_size) {
-    throw UsageError("the tokenizer's ids go up to " + std::to_string(tokenizer.max_id()) +
-                         " but the model's vocabulary has " +
-                         std::to_string(model.config().vocab_size) + " entries",
-                     "use the tokenizer files that came with the model");
+  const std::optional<int> start = model.start_token();
+  if (options.bos && !start) {
+    throw UsageError("--bos: this " + model.display_name() +
+                         " model has no start token (no bos_token_id in its config.json, and "
+                         "its tokenizer puts none before a text)",
+                     "leave out --bos: the first token of each caption is then not predicted");
   }
   std::vector<CaptionPerplexity> out;
   std::vector<std::vector<int>> todo;
@@ -192,23 +195,24 @@ std::vector<CaptionPerplexity> caption_perplexities(const WinogroundDataset& dat
   for (std::size_t i = 0; i < dataset.examples.size(); ++i) {
     const WinogroundExample& ex = dataset.examples[i];
     for (int c = 0; c < 2; ++c) {
-      std::vector<int> ids = tokenizer.encode(ex.captions[static_cast<std::size_t>(c)]);
+      std::vector<int> ids = model.encode(ex.captions[static_cast<std::size_t>(c)]);
       CaptionPerplexity p;
       p.example = i;
       p.caption = c;
       p.tokens = static_cast<int>(ids.size());
-      if (options.bos) ids.insert(ids.begin(), tokenizer.eos_id());
+      if (options.bos) ids.insert(ids.begin(), *start);
       if (ids.size() < 2) {
         throw UsageError("example " + ex.id + ", caption " + std::to_string(c) + " ('" +
                              ex.captions[static_cast<std::size_t>(c)] + "') has " +
-                             std::to_string(p.tokens) +
-                             " GPT-2 token: nothing to predict without a start token",
-                         "pass --bos to prepend <|endoftext|>");
+                             std::to_string(p.tokens) + " " + model.display_name() +
+                             " token: nothing to predict without a start token",
+                         start ? "pass --bos to prepend " + model.start_token_text()
+                               : "this model has no start token: drop the caption");
       }
-      if (static_cast<int>(ids.size()) > model.config().positions) {
+      if (static_cast<int>(ids.size()) > model.context()) {
         throw UsageError("example " + ex.id + ", caption " + std::to_string(c) + " has " +
                          std::to_string(ids.size()) + " tokens; the model's context is " +
-                         std::to_string(model.config().positions));
+                         std::to_string(model.context()));
       }
       out.push_back(p);
       log_probs.emplace_back();

@@ -7,6 +7,7 @@ set -u
 WINOKIT=$(realpath "${1:?usage: perplexity_cli.sh PATH/TO/winokit}")
 TINY=$(realpath "$(dirname "${BASH_SOURCE[0]}")/../golden/gpt2_tiny")
 VOCAB=$(realpath "$(dirname "${BASH_SOURCE[0]}")/../fixtures/gpt2_vocab")
+LLAMA=$(realpath "$(dirname "${BASH_SOURCE[0]}")/../golden/llama_tiny")
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK" || exit 1
@@ -53,6 +54,28 @@ expect "a tokenizer larger than the model's vocabulary is refused" 2 "ids go up 
 mkdir -p badcfg && cp "$TINY/f32/"* badcfg/ && sed -i 's/"n_embd": 21/"n_embd": 21.5/' badcfg/config.json
 expect "a fractional size is refused" 2 "config.json.*n_embd.*positive integer" -- "$WINOKIT" perplexity --model badcfg --data ds --out y.csv
 expect "a missing model folder" 3 "not found|no such" -- "$WINOKIT" perplexity --model nowhere --data ds --out y.csv
+
+# The Llama decoder's families through the same interface (tests/golden/llama_tiny: byte-level BPE
+# tokenizer.json beside the llama/ and qwen2/ checkpoints).
+expect "perplexity under a Llama checkpoint" 0 "LlamaForCausalLM\(ids, labels=ids\)\.loss" -- "$WINOKIT" perplexity --model "$LLAMA/llama" --tokenizer "$LLAMA" --data ds --out llama.csv
+[ "$(wc -l < llama.csv)" -eq 13 ] && grep -q '"definition": ".*LlamaForCausalLM' llama.csv.json && ok "the Llama table and its definition" || not_ok "Llama table" "$(cat llama.csv llama.csv.json)"
+expect "perplexity under a Qwen2 checkpoint, tokenizer.json given as a file" 0 "Qwen2ForCausalLM\(ids, labels=ids\)\.loss" -- "$WINOKIT" perplexity --model "$LLAMA/qwen2" --tokenizer "$LLAMA/tokenizer.json" --data ds --out qwen2.csv
+cmp -s llama.csv qwen2.csv && not_ok "two different checkpoints give different tables" || ok "two different checkpoints give different tables"
+expect "a second Llama run comes from the cache" 0 "12 captions \(12 from the cache\)" -- "$WINOKIT" perplexity --model "$LLAMA/llama" --tokenizer "$LLAMA" --data ds --out llama2.csv
+cmp -s llama.csv llama2.csv && ok "cached Llama figures are the computed ones" || not_ok "Llama cache" "$(diff llama.csv llama2.csv)"
+"$WINOKIT" perplexity --model "$LLAMA/llama" --tokenizer "$LLAMA" --data ds --out llama1.csv --no-cache --threads 1 2>/dev/null
+cmp -s llama.csv llama1.csv && ok "Llama: 1 thread gives the bits of 2" || not_ok "Llama threads" "$(diff llama.csv llama1.csv)"
+expect "--bos without bos_token_id: the token the tokenizer puts before a text" 0 "with <\|im_start\|> prepended as a start token" -- "$WINOKIT" perplexity --model "$LLAMA/llama" --tokenizer "$LLAMA" --data ds --out x.csv --bos
+mkdir -p llbos && cp "$LLAMA/llama/"* llbos/ && cp "$LLAMA/tokenizer.json" llbos/ && sed -i 's/"model_type": "llama",/"model_type": "llama", "bos_token_id": 406,/' llbos/config.json
+expect "--bos prepends config.json's bos_token_id" 0 "with <\|endoftext\|> prepended as a start token" -- "$WINOKIT" perplexity --model llbos --data ds --out llbos.csv --bos
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); j["post_processor"]=None; json.dump(j,open("nobos.json","w"))' "$LLAMA/tokenizer.json"
+expect "--bos on a model without a start token names what is missing" 2 "no start token.*bos_token_id" -- "$WINOKIT" perplexity --model "$LLAMA/llama" --tokenizer nobos.json --data ds --out x.csv --bos
+sed -i 's/"bos_token_id": 406/"bos_token_id": 4060/' llbos/config.json
+expect "a bos_token_id outside the vocabulary is refused, naming the field" 2 "config.json: field 'bos_token_id'" -- "$WINOKIT" perplexity --model llbos --data ds --out x.csv --bos
+sed -i 's/"bos_token_id": 4060/"bos_token_id": 406/' llbos/config.json
+mkdir -p notlm && cp "$LLAMA/llama/"* notlm/ && sed -i 's/"model_type": "llama"/"model_type": "bert"/' notlm/config.json
+expect "a model_type that is no language model is refused, naming the field and the choices" 2 "config.json: field 'model_type': model_type 'bert' is not a language model.*gpt2, llama, qwen2" -- "$WINOKIT" perplexity --model notlm --tokenizer "$LLAMA" --data ds --out x.csv
+expect "eval --lm with a Llama checkpoint" 0 "Llama perplexity of 12 captions" -- "$WINOKIT" eval --data ds --scorer random --bootstrap 100 --lm llbos --markdown llm.md
 
 # Table 6 (left) in eval, from the file and computed.
 expect "eval --perplexity: pair correlations with N = 4 x examples" 0 "\| perplexity \| 24 \|" -- "$WINOKIT" eval --data ds --scorer random --bootstrap 100 --perplexity ppl.csv

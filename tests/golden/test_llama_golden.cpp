@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "model/lm/llama_model.hpp"
@@ -17,6 +18,7 @@
 #include "winokit/io/files.hpp"
 #include "winokit/io/safetensors.hpp"
 #include "winokit/model/compute.hpp"
+#include "winokit/model/language_model.hpp"
 
 namespace winokit {
 namespace {
@@ -253,6 +255,58 @@ TEST_P(LlamaLogits, BatchesAndThreadsDoNotChangeABit) {
       {{x[1].data(), static_cast<int>(seqs[1].size()), nullptr, nullptr}}, LogitRows::Last);
   EXPECT_EQ(
       0, std::memcmp(last.data(), alone[1].data() + (seqs[1].size() - 1) * v, v * sizeof(float)));
+}
+
+// The language-model interface (what `winokit perplexity` runs): each predicted token's log-prob
+// is the log-softmax of the reference forward's logits, and a sequence's log-probs have the same
+// bits alone on one thread as in a batch on two.
+TEST_P(LlamaLogits, LanguageModelLogProbsAreTheReferenceLogSoftmax) {
+  const std::string name = GetParam();
+  const std::unique_ptr<LanguageModel> lm = load_language_model(kDir + name, kDir);
+  EXPECT_EQ(lm->reference_class(), name == "qwen2" ? "Qwen2ForCausalLM" : "LlamaForCausalLM");
+  const auto ref = read_safetensors_f32(kDir + "logits.safetensors");
+  const auto seqs = sequences();
+  const int v = lm->vocab_size();
+  const int threads = compute_threads();
+  set_compute_threads(2);
+  const std::vector<SequenceScore> together = lm->score(seqs);
+  ASSERT_EQ(together.size(), seqs.size());
+  double worst = 0;
+  for (std::size_t s = 0; s < seqs.size(); ++s) {
+    const auto& want = ref.at(name + "." + std::to_string(s)).second;
+    ASSERT_EQ(together[s].log_probs.size(), seqs[s].size() - 1);
+    double sum = 0;
+    for (std::size_t t = 0; t + 1 < seqs[s].size(); ++t) {
+      const float* row = &want[t * static_cast<std::size_t>(v)];
+      const double mx = *std::max_element(row, row + v);
+      double z = 0;
+      for (int j = 0; j < v; ++j)
+        z += std::exp(row[j] - mx);
+      const double lp = row[seqs[s][t + 1]] - mx - std::log(z);
+      worst = std::max(worst, std::abs(together[s].log_probs[t] - lp));
+      sum += together[s].log_probs[t];
+    }
+    EXPECT_DOUBLE_EQ(together[s].mean_nll, -sum / static_cast<double>(seqs[s].size() - 1));
+    EXPECT_DOUBLE_EQ(together[s].perplexity, std::exp(together[s].mean_nll));
+  }
+  EXPECT_LT(worst, 2 * kLogitTolerance) << name;
+  std::printf("[ %s ] max |log-prob - reference| = %.3g\n", name.c_str(), worst);
+  set_compute_threads(1);
+  for (std::size_t s = 0; s < seqs.size(); ++s) {
+    const std::vector<SequenceScore> alone = lm->score({seqs[s]});
+    EXPECT_EQ(0, std::memcmp(alone[0].log_probs.data(), together[s].log_probs.data(),
+                             sizeof(double) * alone[0].log_probs.size()))
+        << name << " sequence " << s;
+  }
+  // A small batch budget (one sequence per forward) gives the same bits.
+  LmOptions small;
+  small.batch_tokens = 1;
+  const std::vector<SequenceScore> one_by_one = lm->score(seqs, small);
+  for (std::size_t s = 0; s < seqs.size(); ++s)
+    EXPECT_EQ(one_by_one[s].log_probs, together[s].log_probs) << name << " sequence " << s;
+  set_compute_threads(threads);
+  EXPECT_THROW(lm->score({{1}}), UsageError);
+  EXPECT_THROW(lm->score({{1, v}}), UsageError);
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, LlamaLogits, ::testing::Values("llama", "qwen2"));

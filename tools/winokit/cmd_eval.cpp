@@ -138,8 +138,8 @@ int run(const EvalFlags& f) {
     LmRun run = run_perplexity(dataset, lm);
     for (auto& cov : perplexity_covariates(dataset, run.values, f.lm.model))
       req.extra_covariates.push_back(std::move(cov));
-    std::cerr << "winokit: GPT-2 perplexity of " << run.values.size() << " captions (" << run.cached
-              << " from the cache); " << perplexity_definition(lm.bos) << "\n";
+    std::cerr << "winokit: " << run.model_name << " perplexity of " << run.values.size()
+              << " captions (" << run.cached << " from the cache); " << run.definition << "\n";
   }
   EvalRun r = run_evaluation(std::move(dataset), req, *scorer, f.name);
   if (default_scores && !shard_active())
@@ -190,9 +190,10 @@ void add_eval(CLI::App& app, int& exit_code) {
   cmd->add_option("--perplexity", flags->perplexity,
                   "Caption perplexity table from `winokit perplexity` (Table 6, left)");
   cmd->add_option("--lm", flags->lm.model,
-                  "GPT-2 folder: compute caption perplexities (cached) for Table 6, left");
+                  "Language-model folder (GPT-2 as in the paper; llama, qwen2): compute caption "
+                  "perplexities (cached) for Table 6, left");
   cmd->add_flag("--lm-bos", flags->lm.bos,
-                "With --lm: prepend <|endoftext|> (see perplexity --bos)");
+                "With --lm: prepend the model's start token (see perplexity --bos)");
   flags->report.add_to(*cmd, {.csv = "Write the CSV report (one row per group and metric)",
                               .html = "Write the self-contained HTML report",
                               .html_images = true});

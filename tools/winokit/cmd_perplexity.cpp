@@ -1,5 +1,6 @@
-// winokit perplexity: the GPT-2 perplexity of every caption of a dataset (the Winoground paper's
-// Table 6, left), as a covariate table `eval --covariate` / `eval --perplexity` reads.
+// winokit perplexity: the language-model perplexity of every caption of a dataset (GPT-2 in the
+// Winoground paper's Table 6, left), as a covariate table `eval --covariate` / `eval --perplexity`
+// reads.
 #include <cstdint>
 #include <cstring>
 #include <iostream>
@@ -18,11 +19,12 @@ namespace winokit::cli {
 
 LmRun run_perplexity(const WinogroundDataset& dataset, const LmRequest& req) {
   set_compute_threads(req.threads);
-  Gpt2Model model = Gpt2Model::load(req.model);
-  Gpt2Tokenizer tok =
-      Gpt2Tokenizer::from_directory(req.tokenizer.empty() ? req.model : req.tokenizer);
+  const std::unique_ptr<LanguageModel> lm = load_language_model(req.model, req.tokenizer);
+  const LanguageModel& model = *lm;
   LmRun run;
   run.weights_id = model.weights_id();
+  run.model_name = model.display_name();
+  run.definition = perplexity_definition(model, req.bos);
   PerplexityOptions options;
   options.bos = req.bos;
   const bool split = begin_shard(req.shard, "perplexity");
@@ -33,11 +35,11 @@ LmRun run_perplexity(const WinogroundDataset& dataset, const LmRequest& req) {
     };
   }
   auto compute = [&](const WinogroundDataset& ds, std::size_t* cached) {
-    if (req.no_cache) return caption_perplexities(ds, model, tok, options);
+    if (req.no_cache) return caption_perplexities(ds, model, options);
     EmbeddingCache cache(
         req.cache_dir.empty() ? default_cache_dir() : std::filesystem::path(req.cache_dir),
         model.weights_id() + "\n" + kernel_version());
-    auto values = caption_perplexities(ds, model, tok, options, &cache, cached);
+    auto values = caption_perplexities(ds, model, options, &cache, cached);
     if (!cache.warning().empty()) run.cache_warning = cache.warning();
     return values;
   };
@@ -105,7 +107,7 @@ int run(const PerplexityFlags& f) {
       {"tool", "winokit"},
       {"version", kVersion},
       {"csv", f.output.out},
-      {"definition", perplexity_definition(f.lm.bos)},
+      {"definition", r.definition},
       {"columns",
        {{"mean_nll", "mean negative log-likelihood of the predicted caption tokens, in nats"},
         {"perplexity", "exp(mean_nll), the textbook perplexity"},
@@ -125,7 +127,7 @@ int run(const PerplexityFlags& f) {
   if (!r.cache_warning.empty()) std::cerr << "winokit: " << r.cache_warning << "\n";
   std::cerr << "winokit: " << r.values.size() << " captions (" << r.cached << " from the cache) -> "
             << f.output.out << " (definition and provenance in " << f.output.out
-            << ".json)\nwinokit: " << perplexity_definition(f.lm.bos) << "\n";
+            << ".json)\nwinokit: " << r.definition << "\n";
   return 0;
 }
 
@@ -134,10 +136,13 @@ int run(const PerplexityFlags& f) {
 void add_perplexity(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<PerplexityFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "perplexity", "GPT-2 perplexity of every caption (a covariate table for eval)");
+      "perplexity",
+      "Language-model perplexity of every caption (GPT-2 in the Winoground paper; a covariate "
+      "table for eval)");
   cmd->add_option("--model", flags->lm.model,
-                  "Hugging Face GPT-2 folder (config.json, model.safetensors or "
-                  "pytorch_model.bin, vocab.json + merges.txt)")
+                  "Hugging Face language-model folder: GPT-2 (config.json, model.safetensors or "
+                  "pytorch_model.bin, vocab.json + merges.txt) or the Llama decoder's families "
+                  "(llama, qwen2: config.json, model.safetensors, tokenizer.json)")
       ->required();
   cmd->add_option("--data", flags->data, "Dataset folder with examples.jsonl (no images needed)")
       ->required();
@@ -147,9 +152,11 @@ void add_perplexity(CLI::App& app, int& exit_code) {
                 "OUT.json: the definition and provenance)",
                 true));
   cmd->add_option("--tokenizer", flags->lm.tokenizer,
-                  "Folder with vocab.json + merges.txt (default: the model folder)");
+                  "Folder with the tokenizer (GPT-2: vocab.json + merges.txt; Llama, Qwen2: "
+                  "tokenizer.json, or that file) (default: the model folder)");
   cmd->add_flag("--bos", flags->lm.bos,
-                "Prepend <|endoftext|> so that every caption token is predicted");
+                "Prepend the model's start token (GPT-2: <|endoftext|>; Llama, Qwen2: "
+                "config.json's bos_token_id) so that every caption token is predicted");
   cmd->add_option("--threads", flags->lm.threads, "Compute threads (0: all cores)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--no-cache", flags->lm.no_cache, "Do not read or write the cache");

@@ -1,4 +1,5 @@
-// Caption perplexity under a GPT-2 checkpoint, shared by `perplexity` and `eval --lm`.
+// Caption perplexity under a language model (GPT-2, Llama, Qwen2: language_model.hpp), shared by
+// `perplexity` and `eval --lm`.
 #pragma once
 
 #include <string>
@@ -19,6 +20,8 @@ struct LmRequest {
 struct LmRun {
   std::vector<CaptionPerplexity> values;
   std::string weights_id;
+  std::string model_name;  // "GPT-2", "Llama", ...
+  std::string definition;  // perplexity_definition of the model and --bos
   std::size_t cached = 0;
   std::string cache_warning;
 };

@@ -8,7 +8,7 @@
 //
 //   auto covs = winokit::load_covariates("perplexity.csv", dataset);
 //   winokit::Covariate len = winokit::caption_length_covariate(dataset);
-//   auto ppl = winokit::caption_perplexities(dataset, gpt2, tokenizer, {});   // GPT-2
+//   auto ppl = winokit::caption_perplexities(dataset, *winokit::load_language_model("gpt2/"), {});
 //   std::string csv = winokit::perplexity_csv(dataset, ppl);   // a plain CSV, no comment line
 #pragma once
 
@@ -19,7 +19,7 @@
 
 #include "winokit/data/winoground.hpp"
 #include "winokit/model/embedding_cache.hpp"
-#include "winokit/model/gpt2_model.hpp"
+#include "winokit/model/language_model.hpp"
 #include "winokit/model/tokenizer.hpp"
 
 #include "winokit/core/layer.hpp"
@@ -48,16 +48,17 @@ Covariate caption_length_covariate(const WinogroundDataset& dataset);
 // mean another dataset: an InputError at the first unknown id.
 std::vector<Covariate> load_covariates(const std::string& file, const WinogroundDataset& dataset);
 
-// ---- caption perplexity under GPT-2 (the Winoground paper's Table 6, left) ----
+// ---- caption perplexity under a language model: GPT-2 in the Winoground paper's Table 6, left;
+// any model of language_model.hpp ----
 struct PerplexityOptions {
-  bool bos = false;  // prepend <|endoftext|> so that every caption token is predicted
-  Gpt2Options engine;
+  bool bos = false;  // prepend the model's start token so that every caption token is predicted
+  LmOptions engine;
 };
 
 struct CaptionPerplexity {
   std::size_t example = 0;  // index into dataset.examples
   int caption = 0;          // 0 or 1
-  int tokens = 0;           // GPT-2 tokens of the caption (without <|endoftext|>)
+  int tokens = 0;           // the model's tokens of the caption (without the start token)
   double mean_nll = 0;      // mean negative log-likelihood of the predicted tokens, in nats
   double perplexity = 0;    // exp(mean_nll): the textbook perplexity
   // 2^mean_nll (nats, not bits): the quantity the Winoground paper's official
@@ -75,8 +76,7 @@ inline constexpr const char* kPerplexityTextbook = "perplexity";
 // gives the same figures). Throws UsageError naming the example for a one-token caption without
 // `bos`, or a caption longer than the model's context.
 std::vector<CaptionPerplexity> caption_perplexities(const WinogroundDataset& dataset,
-                                                    const Gpt2Model& model,
-                                                    const Gpt2Tokenizer& tokenizer,
+                                                    const LanguageModel& model,
                                                     const PerplexityOptions& options,
                                                     EmbeddingCache* cache = nullptr,
                                                     std::size_t* cached = nullptr);

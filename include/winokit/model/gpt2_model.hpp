@@ -6,6 +6,8 @@
 // [in, out], the attention mask buffers ignored, F32/F16/BF16; any size (gpt2 to gpt2-xl,
 // distilgpt2).
 //
+// Commands reach it through the language-model interface (language_model.hpp); directly:
+//
 //   winokit::Gpt2Model lm = winokit::Gpt2Model::load("gpt2/");
 //   winokit::Gpt2Tokenizer tok = winokit::Gpt2Tokenizer::from_directory("gpt2/");
 //   std::vector<winokit::SequenceScore> s = lm.score({tok.encode("a dog on a sofa")});
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "winokit/core/layer.hpp"
+#include "winokit/model/language_model.hpp"
 WINOKIT_LAYER(model);
 
 namespace winokit {
@@ -51,17 +54,8 @@ struct Gpt2Config {
 // Reads `dir/config.json` (Hugging Face GPT2Config); sizes must be positive integers in range.
 Gpt2Config load_gpt2_config(const std::filesystem::path& dir);
 
-struct SequenceScore {
-  std::vector<double> log_probs;  // log P(token t | tokens < t), for each predicted token
-  double mean_nll = 0;            // -mean(log_probs)
-  double perplexity = 0;          // exp(mean_nll)
-};
-
-struct Gpt2Options {
-  int batch_tokens = 4096;  // tokens per forward batch (memory bound); results do not depend on it
-  // Called after each forward batch with the sequences scored so far and the total.
-  std::function<void(std::size_t, std::size_t)> on_progress;
-};
+// The options of score() are every language model's (language_model.hpp).
+using Gpt2Options = LmOptions;
 
 class Gpt2Model {
  public:
@@ -87,8 +81,5 @@ class Gpt2Model {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// The definition stated in every perplexity output.
-std::string perplexity_definition(bool bos);
 
 }  // namespace winokit

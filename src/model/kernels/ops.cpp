@@ -125,6 +125,30 @@ void silu_mul_rows(const float* gate_up, std::size_t rows, int width, float* out
   });
 }
 
+double log_softmax_at(const float* row, int n, int target) {
+  float mx = -INFINITY;
+  for (int j = 0; j < n; ++j)
+    mx = std::max(mx, row[j]);
+  thread_local std::vector<float> e;
+  e.resize(static_cast<std::size_t>(n));
+  for (int j = 0; j < n; ++j)
+    e[static_cast<std::size_t>(j)] = row[j] - mx;
+  exp_inplace(e.data(), e.size());
+  constexpr int kLanes = 8;
+  double part[kLanes] = {};
+  int j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int l = 0; l < kLanes; ++l)
+      part[l] += static_cast<double>(e[static_cast<std::size_t>(j + l)]);
+  }
+  for (; j < n; ++j)
+    part[j % kLanes] += static_cast<double>(e[static_cast<std::size_t>(j)]);
+  double sum = 0;
+  for (double p : part)
+    sum += p;
+  return static_cast<double>(row[target] - mx) - std::log(sum);
+}
+
 // ---- images ----
 
 void image_patches(const float* pixels, int count, int channels, int side, int patch, float* cols) {

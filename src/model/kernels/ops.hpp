@@ -69,6 +69,12 @@ void rotary_rows(float* x, std::size_t rows, std::size_t ld, int heads, int d, c
 // then up): gate / (1 + exp(-gate)) with the kernels' exp (the same bits on every CPU), times up.
 void silu_mul_rows(const float* gate_up, std::size_t rows, int width, float* out);
 
+// log softmax(row)[target] over n logits (a language model's log-probability of a token): the
+// max subtracted, exp by the kernels' exp (the same bits on every CPU), the sum of exponentials in
+// float64 in 8 interleaved partial sums added in a fixed order, so that it depends neither on the
+// vector width the compiler picks nor on the threads or the batch.
+double log_softmax_at(const float* row, int n, int target);
+
 // ---- images ----
 
 // ViT patches: each of `count` images [channels, side, side] cut into (side / patch)^2 patches,

@@ -6,13 +6,16 @@
 #include <nlohmann/json.hpp>
 
 #include "model/kernels/gemm.hpp"
+#include "model/kernels/ops.hpp"
 #include "model/kernels/parallel.hpp"
 #include "model/layers/transformer.hpp"
+#include "model/lm/lm_runtime.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/rng.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/safetensors.hpp"
 #include "winokit/model/gpt2_model.hpp"
+#include "winokit/model/tokenizer.hpp"
 
 namespace winokit {
 
@@ -26,18 +29,6 @@ double Gpt2Config::parameters() const {
   const double w = width, m = inner;
   const double block = 2 * 2 * w + (3 * w * w + 3 * w) + (w * w + w) + (w * m + m) + (m * w + w);
   return vocab_size * w + positions * w + layers * block + 2 * w;
-}
-
-std::string perplexity_definition(bool bos) {
-  const std::string nll =
-      bos ? "mean negative log-likelihood (nats) of every caption token given the tokens before "
-            "it, with <|endoftext|> prepended as a start token"
-          : "mean negative log-likelihood (nats) of caption tokens 2..n given the tokens before "
-            "each, no start token; GPT2LMHeadModel(ids, labels=ids).loss";
-  return "mean_nll = " + nll + "; perplexity = exp(mean_nll), the textbook perplexity" +
-         (bos ? std::string(" (the evaluate library's perplexity metric)") : std::string()) +
-         "; perplexity_exp2 = 2^mean_nll, what the Winoground paper's official "
-         "statistics/compute_statistics.py correlates (Table 6, left)";
 }
 
 namespace {
@@ -84,34 +75,6 @@ detail::RandomInit gpt2_random_init(const std::string& name, const std::vector<s
   const bool bias = name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0;
   const bool gain = name.find("ln_") != std::string::npos && !bias;
   return {gain ? 1.0 : 0.0, bias ? 0.01 : gain ? 0.1 : 0.02, std::nullopt};
-}
-
-// log softmax(row)[target] over n logits: max subtracted, exp by the kernels' exp (the same
-// bits on every CPU), the sum of exponentials accumulated in float64 in 8 interleaved partial
-// sums added in a fixed order (so it does not depend on the vector width the compiler picks,
-// the threads or the batch).
-double log_prob(const float* row, int n, int target) {
-  float mx = -INFINITY;
-  for (int j = 0; j < n; ++j)
-    mx = std::max(mx, row[j]);
-  thread_local std::vector<float> e;
-  e.resize(static_cast<std::size_t>(n));
-  for (int j = 0; j < n; ++j)
-    e[static_cast<std::size_t>(j)] = row[j] - mx;
-  detail::exp_inplace(e.data(), e.size());
-  constexpr int kLanes = 8;
-  double part[kLanes] = {};
-  int j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    for (int l = 0; l < kLanes; ++l)
-      part[l] += static_cast<double>(e[static_cast<std::size_t>(j + l)]);
-  }
-  for (; j < n; ++j)
-    part[j % kLanes] += static_cast<double>(e[static_cast<std::size_t>(j)]);
-  double sum = 0;
-  for (double p : part)
-    sum += p;
-  return static_cast<double>(row[target] - mx) - std::log(sum);
 }
 
 }  // namespace
@@ -277,22 +240,15 @@ struct Gpt2Model::Impl {
       layer_norm(gathered.data(), count, w, lnf_g, lnf_b, cfg.eps, normed_rows.data());
       gemm(head, normed_rows.data(), static_cast<int>(count), logits.data());
       detail::parallel_for(count, [&](std::size_t r) {
-        log_probs[r0 + r] = log_prob(&logits[r * v], v, target[r0 + r]);
+        log_probs[r0 + r] = detail::log_softmax_at(&logits[r * v], v, target[r0 + r]);
       });
     }
     std::size_t k = 0;
     for (std::size_t s = first; s < last; ++s) {
-      SequenceScore sc;
       const std::size_t n = seqs[s].size() - 1;
-      sc.log_probs.assign(log_probs.begin() + static_cast<std::ptrdiff_t>(k),
-                          log_probs.begin() + static_cast<std::ptrdiff_t>(k + n));
+      out[s] = detail::sequence_score({log_probs.begin() + static_cast<std::ptrdiff_t>(k),
+                                       log_probs.begin() + static_cast<std::ptrdiff_t>(k + n)});
       k += n;
-      double sum = 0;
-      for (double lp : sc.log_probs)
-        sum += lp;
-      sc.mean_nll = -sum / static_cast<double>(n);
-      sc.perplexity = std::exp(sc.mean_nll);
-      out[s] = std::move(sc);
     }
   }
 };
@@ -336,34 +292,57 @@ Gpt2Model Gpt2Model::random(const Gpt2Config& config, std::uint64_t seed) {
 std::vector<SequenceScore> Gpt2Model::score(const std::vector<std::vector<int>>& sequences,
                                             const Gpt2Options& options) const {
   const Gpt2Config& c = impl_->cfg;
-  for (std::size_t s = 0; s < sequences.size(); ++s) {
-    const auto& seq = sequences[s];
-    if (seq.size() < 2 || static_cast<int>(seq.size()) > c.positions) {
-      throw UsageError("sequence " + std::to_string(s) + " has " + std::to_string(seq.size()) +
-                       " tokens (2 to " + std::to_string(c.positions) + " needed)");
-    }
-    for (int id : seq) {
-      if (id < 0 || id >= c.vocab_size) {
-        throw UsageError("sequence " + std::to_string(s) + ": token id " + std::to_string(id) +
-                         " outside the model's vocabulary of " + std::to_string(c.vocab_size));
-      }
-    }
-  }
   std::vector<SequenceScore> out(sequences.size());
-  const std::size_t budget = static_cast<std::size_t>(std::max(1, options.batch_tokens));
-  if (options.on_progress && !sequences.empty()) options.on_progress(0, sequences.size());
-  for (std::size_t first = 0; first < sequences.size();) {
-    std::size_t last = first, tokens = 0;
-    while (last < sequences.size() &&
-           (last == first || tokens + sequences[last].size() <= budget)) {
-      tokens += sequences[last].size();
-      ++last;
-    }
-    impl_->score_batch(sequences, first, last, out);
-    first = last;
-    if (options.on_progress) options.on_progress(first, sequences.size());
-  }
+  detail::score_in_batches(sequences, c.positions, c.vocab_size,
+                           static_cast<std::size_t>(std::max(1, options.batch_tokens)), options,
+                           [&](std::size_t first, std::size_t last) {
+                             impl_->score_batch(sequences, first, last, out);
+                           });
   return out;
 }
 
+// ---- the language-model interface ----
+namespace detail {
+namespace {
+
+class Gpt2LanguageModel final : public LanguageModel {
+ public:
+  Gpt2LanguageModel(Gpt2Model model, Gpt2Tokenizer tokenizer)
+      : model_(std::move(model)), tokenizer_(std::move(tokenizer)) {}
+  std::string display_name() const override { return "GPT-2"; }
+  const std::string& weights_id() const override { return model_.weights_id(); }
+  int context() const override { return model_.config().positions; }
+  int vocab_size() const override { return model_.config().vocab_size; }
+  std::vector<int> encode(const std::string& text) const override {
+    return tokenizer_.encode(text);
+  }
+  std::optional<int> start_token() const override { return tokenizer_.eos_id(); }
+  std::string start_token_text() const override { return "<|endoftext|>"; }
+  std::string reference_class() const override { return "GPT2LMHeadModel"; }
+  std::vector<SequenceScore> score(const std::vector<std::vector<int>>& sequences,
+                                   const LmOptions& options) const override {
+    return model_.score(sequences, options);
+  }
+
+ private:
+  Gpt2Model model_;
+  Gpt2Tokenizer tokenizer_;
+};
+
+}  // namespace
+
+std::unique_ptr<LanguageModel> load_gpt2_language_model(const fs::path& model,
+                                                        const fs::path& tokenizer) {
+  Gpt2Model m = Gpt2Model::load(model);
+  Gpt2Tokenizer tok = Gpt2Tokenizer::from_directory(tokenizer.empty() ? model : tokenizer);
+  if (tok.max_id() >= m.config().vocab_size) {
+    throw UsageError("the tokenizer's ids go up to " + std::to_string(tok.max_id()) +
+                         " but the model's vocabulary has " +
+                         std::to_string(m.config().vocab_size) + " entries",
+                     "use the tokenizer files that came with the model");
+  }
+  return std::make_unique<Gpt2LanguageModel>(std::move(m), std::move(tok));
+}
+
+}  // namespace detail
 }  // namespace winokit

@@ -4,9 +4,14 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "model/kernels/gemm.hpp"
 #include "model/kernels/ops.hpp"
+#include "model/kernels/parallel.hpp"
+#include "model/lm/lm_runtime.hpp"
+#include "model/runtime/checkpoint.hpp"
+#include "model/text/hf_tokenizer.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/io/files.hpp"
 #include "winokit/io/safetensors.hpp"
@@ -435,4 +440,114 @@ std::vector<float> LlamaModel::forward(const std::vector<LlamaSequence>& sequenc
   return impl_->forward(sequences, rows);
 }
 
+// ---- the language-model interface ----
+namespace detail {
+namespace {
+
+// The logits one forward of score() may hold (64 MB): a batch has at most this many / vocab rows
+// (at least one sequence).
+constexpr std::size_t kScoreLogitFloats = std::size_t{16} << 20;
+
+class LlamaLanguageModel final : public LanguageModel {
+ public:
+  LlamaLanguageModel(LlamaModel model, HfTokenizer tokenizer, std::optional<int> bos)
+      : model_(std::move(model)), tokenizer_(std::move(tokenizer)), bos_(bos) {}
+  std::string display_name() const override {
+    return model_.config().model_type == "qwen2" ? "Qwen2" : "Llama";
+  }
+  const std::string& weights_id() const override { return model_.weights_id(); }
+  int context() const override { return model_.config().max_positions; }
+  int vocab_size() const override { return model_.config().vocab_size; }
+  std::vector<int> encode(const std::string& text) const override {
+    return tokenizer_.encode(text);
+  }
+  std::optional<int> start_token() const override { return bos_; }
+  std::string start_token_text() const override {
+    return bos_ ? tokenizer_.token(*bos_) : std::string();
+  }
+  std::string reference_class() const override {
+    return model_.config().model_type == "qwen2" ? "Qwen2ForCausalLM" : "LlamaForCausalLM";
+  }
+  // Sequences back to back in one forward (each attends to its own rows only), all logits, then
+  // each predicted token's log-softmax.
+  std::vector<SequenceScore> score(const std::vector<std::vector<int>>& sequences,
+                                   const LmOptions& options) const override {
+    const int v = vocab_size();
+    const std::size_t budget =
+        std::min(static_cast<std::size_t>(std::max(1, options.batch_tokens)),
+                 std::max<std::size_t>(1, kScoreLogitFloats / static_cast<std::size_t>(v)));
+    std::vector<SequenceScore> out(sequences.size());
+    score_in_batches(
+        sequences, context(), v, budget, options, [&](std::size_t first, std::size_t last) {
+          std::vector<std::vector<float>> embeds;
+          std::vector<LlamaSequence> batch;
+          embeds.reserve(last - first);
+          std::vector<std::size_t> pick, target;
+          std::size_t row = 0;
+          for (std::size_t s = first; s < last; ++s) {
+            const auto& ids = sequences[s];
+            embeds.push_back(model_.embed(ids));
+            batch.push_back({embeds.back().data(), static_cast<int>(ids.size()), nullptr, nullptr});
+            for (std::size_t t = 0; t + 1 < ids.size(); ++t) {
+              pick.push_back(row + t);
+              target.push_back(static_cast<std::size_t>(ids[t + 1]));
+            }
+            row += ids.size();
+          }
+          const std::vector<float> logits = model_.forward(batch, LogitRows::All);
+          std::vector<double> log_probs(pick.size());
+          parallel_for(pick.size(), [&](std::size_t k) {
+            log_probs[k] = log_softmax_at(&logits[pick[k] * static_cast<std::size_t>(v)], v,
+                                          static_cast<int>(target[k]));
+          });
+          std::size_t k = 0;
+          for (std::size_t s = first; s < last; ++s) {
+            const std::size_t n = sequences[s].size() - 1;
+            out[s] = sequence_score({log_probs.begin() + static_cast<std::ptrdiff_t>(k),
+                                     log_probs.begin() + static_cast<std::ptrdiff_t>(k + n)});
+            k += n;
+          }
+        });
+    return out;
+  }
+
+ private:
+  LlamaModel model_;
+  HfTokenizer tokenizer_;
+  std::optional<int> bos_;
+};
+
+}  // namespace
+
+std::unique_ptr<LanguageModel> load_llama_language_model(const fs::path& model,
+                                                         const fs::path& tokenizer) {
+  LlamaModel m = LlamaModel::load(model);
+  const fs::path where = tokenizer.empty() ? model : tokenizer;
+  const fs::path file = fs::is_directory(where) ? where / "tokenizer.json" : where;
+  HfTokenizer tok = HfTokenizer::from_file(file);
+  if (tok.vocab_size() > static_cast<std::size_t>(m.config().vocab_size)) {
+    throw UsageError(file.string() + ": the tokenizer's ids go up to " +
+                         std::to_string(tok.vocab_size() - 1) + " but the model's vocabulary has " +
+                         std::to_string(m.config().vocab_size) + " entries",
+                     "use the tokenizer.json that came with the model");
+  }
+  // The start token: config.json's bos_token_id, else the one token the tokenizer's
+  // post_processor puts before a text (Llama's <s>), else none.
+  std::optional<int> bos;
+  const fs::path config = model / "config.json";
+  const json cfg = read_config_json(config, true);
+  if (auto it = cfg.find("bos_token_id"); it != cfg.end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<long long>() < 0 ||
+        it->get<long long>() >= m.config().vocab_size) {
+      throw InputError({config.string(), 0, "bos_token_id"},
+                       "expected a token id below vocab_size, got " + it->dump());
+    }
+    bos = static_cast<int>(it->get<long long>());
+  } else if (tok.special_prefix().size() == 1) {
+    bos = tok.special_prefix().front();
+  }
+  return std::make_unique<LlamaLanguageModel>(std::move(m), std::move(tok), bos);
+}
+
+}  // namespace detail
 }  // namespace winokit
