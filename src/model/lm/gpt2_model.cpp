@@ -10,6 +10,7 @@
 #include "model/kernels/parallel.hpp"
 #include "model/layers/transformer.hpp"
 #include "model/lm/lm_runtime.hpp"
+#include "model/runtime/checkpoint.hpp"
 #include "winokit/core/error.hpp"
 #include "winokit/core/rng.hpp"
 #include "winokit/io/files.hpp"
@@ -36,28 +37,6 @@ namespace {
 // The logits of at most this many rows at once (256 x vocabulary floats: 51 MB for GPT-2).
 constexpr int kBlockRows = 256;
 
-int config_int(const json& cfg, const char* name, int fallback, const fs::path& file,
-               long long max_value = INT_MAX / 4) {
-  auto it = cfg.find(name);
-  if (it == cfg.end() || it->is_null()) return fallback;
-  if (!it->is_number_integer()) {
-    throw InputError({file.string(), 0, name},
-                     std::string("expected a positive integer, got ") + it->dump());
-  }
-  // Unsigned values above INT64_MAX are number_unsigned: compare as unsigned first.
-  if (it->is_number_unsigned()
-          ? it->get<unsigned long long>() > static_cast<unsigned long long>(max_value)
-          : (it->get<long long>() <= 0 || it->get<long long>() > max_value)) {
-    throw InputError(
-        {file.string(), 0, name},
-        "expected a positive integer up to " + std::to_string(max_value) + ", got " + it->dump());
-  }
-  if (it->get<long long>() <= 0) {
-    throw InputError({file.string(), 0, name}, "expected a positive integer, got " + it->dump());
-  }
-  return static_cast<int>(it->get<long long>());
-}
-
 std::vector<float> transpose(const std::vector<float>& m, int rows, int cols) {
   std::vector<float> t(m.size());
   for (int r = 0; r < rows; ++r) {
@@ -81,58 +60,38 @@ detail::RandomInit gpt2_random_init(const std::string& name, const std::vector<s
 
 Gpt2Config load_gpt2_config(const fs::path& dir) {
   const fs::path file = dir / "config.json";
-  json cfg;
-  try {
-    cfg = json::parse(read_file(file));
-  } catch (const json::exception& e) {  // parse_error, or out_of_range (1e400)
-    throw InputError({file.string(), 0, ""}, std::string("malformed JSON: ") + e.what());
-  }
-  if (!cfg.is_object()) throw InputError({file.string(), 0, ""}, "expected a JSON object");
+  const json cfg = detail::read_config_json(file, true);
   if (auto mt = cfg.find("model_type"); mt != cfg.end() && mt->is_string() && *mt != "gpt2") {
     throw InputError({file.string(), 0, "model_type"},
                      "'" + mt->get<std::string>() + "' is not a GPT-2 model",
                      "perplexity needs a Hugging Face GPT-2 checkpoint (gpt2, distilgpt2, ...)");
   }
+  const detail::ConfigReader q(cfg, file);
   Gpt2Config c;
-  c.layers = config_int(cfg, "n_layer", 12, file, 1000);
-  c.heads = config_int(cfg, "n_head", 12, file, 1000);
-  c.width = config_int(cfg, "n_embd", 768, file, 1 << 16);
-  c.positions =
-      config_int(cfg, "n_positions", config_int(cfg, "n_ctx", 1024, file, 1 << 20), file, 1 << 20);
-  c.vocab_size = config_int(cfg, "vocab_size", 50257, file, 1 << 24);
-  c.inner = config_int(cfg, "n_inner", 4 * c.width, file, 1 << 18);
+  q.integer("n_layer", c.layers, 1, 1000);
+  q.integer("n_head", c.heads, 1, 1000);
+  q.integer("n_embd", c.width, 1, 1 << 16);
+  q.integer("n_ctx", c.positions, 1, 1 << 20);  // the older name; n_positions wins
+  q.integer("n_positions", c.positions, 1, 1 << 20);
+  q.integer("vocab_size", c.vocab_size, 1, 1 << 24);
+  c.inner = 4 * c.width;  // n_inner null: 4 * n_embd
+  q.integer("n_inner", c.inner, 1, 1 << 18);
   if (c.width % c.heads != 0) {
-    throw InputError({file.string(), 0, "n_head"}, "n_embd " + std::to_string(c.width) +
-                                                       " is not a multiple of n_head " +
-                                                       std::to_string(c.heads));
+    q.fail("n_head", "n_embd " + std::to_string(c.width) + " is not a multiple of n_head " +
+                         std::to_string(c.heads));
   }
-  if (auto it = cfg.find("layer_norm_epsilon"); it != cfg.end() && !it->is_null()) {
-    if (!it->is_number() || !(it->get<double>() > 0) || !std::isfinite(it->get<double>())) {
-      throw InputError({file.string(), 0, "layer_norm_epsilon"}, "expected a positive number");
-    }
-    c.eps = it->get<double>();
+  q.positive("layer_norm_epsilon", c.eps);
+  std::string act = "gelu_new";
+  q.one_of("activation_function", act, {"gelu_new", "gelu_pytorch_tanh", "gelu"});
+  c.act = act == "gelu" ? Gpt2Activation::GeluErf : Gpt2Activation::GeluTanh;
+  bool by_layer = false, scaled = true;
+  q.flag("scale_attn_by_inverse_layer_idx", by_layer);
+  q.flag("scale_attn_weights", scaled);
+  if (by_layer) {
+    q.fail("scale_attn_by_inverse_layer_idx", "not supported (GPT-2 checkpoints leave it off)");
   }
-  if (auto it = cfg.find("activation_function"); it != cfg.end() && !it->is_null()) {
-    const std::string a = it->is_string() ? it->get<std::string>() : it->dump();
-    if (a == "gelu_new" || a == "gelu_pytorch_tanh") {
-      c.act = Gpt2Activation::GeluTanh;
-    } else if (a == "gelu") {
-      c.act = Gpt2Activation::GeluErf;
-    } else {
-      throw InputError({file.string(), 0, "activation_function"},
-                       "unsupported activation '" + a + "'",
-                       "gelu_new, gelu_pytorch_tanh and gelu are supported");
-    }
-  }
-  for (const char* flag : {"scale_attn_by_inverse_layer_idx"}) {
-    if (auto it = cfg.find(flag); it != cfg.end() && it->is_boolean() && it->get<bool>()) {
-      throw InputError({file.string(), 0, flag}, "not supported (GPT-2 checkpoints leave it off)");
-    }
-  }
-  if (auto it = cfg.find("scale_attn_weights");
-      it != cfg.end() && it->is_boolean() && !it->get<bool>()) {
-    throw InputError({file.string(), 0, "scale_attn_weights"},
-                     "not supported (GPT-2 checkpoints scale attention by 1/sqrt(d))");
+  if (!scaled) {
+    q.fail("scale_attn_weights", "not supported (GPT-2 checkpoints scale attention by 1/sqrt(d))");
   }
   return c;
 }

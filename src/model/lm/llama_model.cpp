@@ -24,39 +24,6 @@ using nlohmann::json;
 
 namespace {
 
-int positive_int(const json& cfg, const char* name, int fallback, const std::string& where,
-                 long long max_value) {
-  auto it = cfg.find(name);
-  if (it == cfg.end() || it->is_null()) return fallback;
-  const bool ok = it->is_number_unsigned() ? it->get<unsigned long long>() >= 1 &&
-                                                 it->get<unsigned long long>() <=
-                                                     static_cast<unsigned long long>(max_value)
-                                           : it->is_number_integer() && it->get<long long>() >= 1 &&
-                                                 it->get<long long>() <= max_value;
-  if (!ok) {
-    throw InputError({where, 0, name}, "expected a positive integer up to " +
-                                           std::to_string(max_value) + ", got " + it->dump());
-  }
-  return static_cast<int>(it->get<long long>());
-}
-
-double positive_number(const json& cfg, const char* name, double fallback,
-                       const std::string& where) {
-  auto it = cfg.find(name);
-  if (it == cfg.end() || it->is_null()) return fallback;
-  if (!it->is_number() || !(it->get<double>() > 0) || !std::isfinite(it->get<double>())) {
-    throw InputError({where, 0, name}, "expected a positive number, got " + it->dump());
-  }
-  return it->get<double>();
-}
-
-bool flag(const json& cfg, const char* name, bool fallback, const std::string& where) {
-  auto it = cfg.find(name);
-  if (it == cfg.end() || it->is_null()) return fallback;
-  if (!it->is_boolean()) throw InputError({where, 0, name}, "expected true or false");
-  return it->get<bool>();
-}
-
 using detail::rms_norm;
 
 struct Layer {
@@ -98,13 +65,13 @@ std::size_t KvCache::bytes() const {
 
 LlamaConfig llama_config_from_json(const json& cfg, const std::string& where) {
   if (!cfg.is_object()) throw InputError({where, 0, ""}, "expected a JSON object");
+  const detail::ConfigReader q(cfg, where);
   LlamaConfig c;
   if (auto it = cfg.find("model_type"); it != cfg.end() && it->is_string()) {
     c.model_type = it->get<std::string>();
   }
   if (c.model_type != "llama" && c.model_type != "qwen2") {
-    throw InputError({where, 0, "model_type"},
-                     "'" + c.model_type + "' is not a Llama or Qwen2 language model");
+    q.fail("model_type", "'" + c.model_type + "' is not a Llama or Qwen2 language model");
   }
   const bool qwen = c.model_type == "qwen2";
   if (qwen) {  // Qwen2Config's defaults
@@ -115,40 +82,38 @@ LlamaConfig llama_config_from_json(const json& cfg, const std::string& where) {
     c.kv_heads = 32;
     c.max_positions = 32768;
   }
-  c.vocab_size = positive_int(cfg, "vocab_size", c.vocab_size, where, 1 << 24);
-  c.hidden = positive_int(cfg, "hidden_size", c.hidden, where, 1 << 16);
-  c.intermediate = positive_int(cfg, "intermediate_size", c.intermediate, where, 1 << 18);
-  c.layers = positive_int(cfg, "num_hidden_layers", c.layers, where, 1000);
-  c.heads = positive_int(cfg, "num_attention_heads", c.heads, where, 1024);
-  c.kv_heads = positive_int(cfg, "num_key_value_heads", c.heads, where, 1024);
-  c.max_positions = positive_int(cfg, "max_position_embeddings", c.max_positions, where, 1 << 24);
-  if (c.hidden % c.heads != 0 && cfg.find("head_dim") == cfg.end()) {
-    throw InputError({where, 0, "num_attention_heads"}, "hidden_size " + std::to_string(c.hidden) +
-                                                            " is not a multiple of " +
-                                                            std::to_string(c.heads));
+  q.integer("vocab_size", c.vocab_size, 1, 1 << 24);
+  q.integer("hidden_size", c.hidden, 1, 1 << 16);
+  q.integer("intermediate_size", c.intermediate, 1, 1 << 18);
+  q.integer("num_hidden_layers", c.layers, 1, 1000);
+  q.integer("num_attention_heads", c.heads, 1, 1024);
+  c.kv_heads = c.heads;  // absent: num_attention_heads
+  q.integer("num_key_value_heads", c.kv_heads, 1, 1024);
+  q.integer("max_position_embeddings", c.max_positions, 1, 1 << 24);
+  if (c.hidden % c.heads != 0 && !q.has("head_dim")) {
+    q.fail("num_attention_heads", "hidden_size " + std::to_string(c.hidden) +
+                                      " is not a multiple of " + std::to_string(c.heads));
   }
-  c.head_dim = positive_int(cfg, "head_dim", c.hidden / c.heads, where, 1 << 12);
-  if (c.head_dim % 2 != 0) {
-    throw InputError({where, 0, "head_dim"}, "rotary embeddings need an even head_dim");
-  }
+  c.head_dim = c.hidden / c.heads;
+  q.integer("head_dim", c.head_dim, 1, 1 << 12);
+  if (c.head_dim % 2 != 0) q.fail("head_dim", "rotary embeddings need an even head_dim");
   if (c.heads % c.kv_heads != 0) {
-    throw InputError({where, 0, "num_key_value_heads"},
-                     std::to_string(c.heads) + " attention heads are not a multiple of " +
-                         std::to_string(c.kv_heads) + " key/value heads");
+    q.fail("num_key_value_heads", std::to_string(c.heads) +
+                                      " attention heads are not a multiple of " +
+                                      std::to_string(c.kv_heads) + " key/value heads");
   }
-  c.rms_eps = positive_number(cfg, "rms_norm_eps", 1e-6, where);
-  c.rope_theta = positive_number(cfg, "rope_theta", 10000.0, where);
-  c.tie_embeddings = flag(cfg, "tie_word_embeddings", false, where);
+  q.positive("rms_norm_eps", c.rms_eps);
+  q.positive("rope_theta", c.rope_theta);
+  q.flag("tie_word_embeddings", c.tie_embeddings);
   if (qwen) {
     c.qkv_bias = true;
   } else {
-    c.qkv_bias = c.o_bias = flag(cfg, "attention_bias", false, where);
-    c.mlp_bias = flag(cfg, "mlp_bias", false, where);
+    q.flag("attention_bias", c.qkv_bias);
+    c.o_bias = c.qkv_bias;
+    q.flag("mlp_bias", c.mlp_bias);
   }
-  if (auto it = cfg.find("hidden_act"); it != cfg.end() && !it->is_null() && *it != "silu") {
-    throw InputError({where, 0, "hidden_act"}, "unsupported activation " + it->dump(),
-                     "Llama and Qwen2 checkpoints use silu");
-  }
+  std::string act = "silu";
+  q.one_of("hidden_act", act, {"silu"});
   if (auto it = cfg.find("rope_scaling"); it != cfg.end() && !it->is_null()) {
     const json& rs = *it;
     const auto type =
@@ -158,9 +123,9 @@ LlamaConfig llama_config_from_json(const json& cfg, const std::string& where) {
                        "only unscaled rotary embeddings are implemented");
     }
   }
-  if (qwen && flag(cfg, "use_sliding_window", false, where)) {
-    throw InputError({where, 0, "use_sliding_window"}, "sliding-window attention is not supported");
-  }
+  bool sliding = false;
+  if (qwen) q.flag("use_sliding_window", sliding);
+  if (sliding) q.fail("use_sliding_window", "sliding-window attention is not supported");
   return c;
 }
 
@@ -404,13 +369,7 @@ LlamaModel LlamaModel::load(const SafeTensors& weights, const LlamaConfig& confi
 
 LlamaModel LlamaModel::load(const fs::path& dir) {
   const fs::path file = dir / "config.json";
-  json cfg;
-  try {
-    cfg = json::parse(read_file(file));
-  } catch (const json::exception& e) {
-    throw InputError({file.string(), 0, ""}, std::string("malformed JSON: ") + e.what());
-  }
-  const LlamaConfig c = llama_config_from_json(cfg, file.string());
+  const LlamaConfig c = llama_config_from_json(detail::read_config_json(file, true), file.string());
   fs::path weights = dir / "model.safetensors";
   if (!fs::is_regular_file(weights)) weights = dir / "model.safetensors.index.json";
   if (!fs::is_regular_file(weights)) {
