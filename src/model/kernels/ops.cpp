@@ -125,11 +125,14 @@ void silu_mul_rows(const float* gate_up, std::size_t rows, int width, float* out
   });
 }
 
-double log_softmax_at(const float* row, int n, int target) {
-  float mx = -INFINITY;
+namespace {
+
+// e = exp(row - max(row)) by the kernels' exp, and the sum of e in float64 in 8 interleaved
+// partial sums (lane l: e[l], e[l + 8], ... in order) added in a fixed order; returns the sum.
+double shifted_exp_sum(const float* row, int n, float& mx, std::vector<float>& e) {
+  mx = -INFINITY;
   for (int j = 0; j < n; ++j)
     mx = std::max(mx, row[j]);
-  thread_local std::vector<float> e;
   e.resize(static_cast<std::size_t>(n));
   for (int j = 0; j < n; ++j)
     e[static_cast<std::size_t>(j)] = row[j] - mx;
@@ -146,7 +149,24 @@ double log_softmax_at(const float* row, int n, int target) {
   double sum = 0;
   for (double p : part)
     sum += p;
+  return sum;
+}
+
+}  // namespace
+
+double log_softmax_at(const float* row, int n, int target) {
+  thread_local std::vector<float> e;
+  float mx = 0;
+  const double sum = shifted_exp_sum(row, n, mx, e);
   return static_cast<double>(row[target] - mx) - std::log(sum);
+}
+
+double softmax_at(const float* row, int n, int target) {
+  thread_local std::vector<float> e;
+  float mx = 0;
+  const double sum = shifted_exp_sum(row, n, mx, e);
+  // The numerator is the kernels' exp too (no libm call: the same bits on every CPU).
+  return static_cast<double>(e[static_cast<std::size_t>(target)]) / sum;
 }
 
 // ---- images ----

@@ -74,6 +74,9 @@ void silu_mul_rows(const float* gate_up, std::size_t rows, int width, float* out
 // float64 in 8 interleaved partial sums added in a fixed order, so that it depends neither on the
 // vector width the compiler picks nor on the threads or the batch.
 double log_softmax_at(const float* row, int n, int target);
+// softmax(row)[target] the same way: exp(row[target] - max) by the kernels' exp over that sum
+// (VQAScore's answer probability).
+double softmax_at(const float* row, int n, int target);
 
 // ---- images ----
 

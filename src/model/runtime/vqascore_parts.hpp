@@ -1,7 +1,7 @@
 // The pieces the generative VQAScore families (smolvlm_model.cpp, llava_onevision_model.cpp)
 // share, implemented in vqascore.cpp: their config readers, the image processors' last steps,
-// the SigLIP vision tower (embeddings and encoder layers, optional post-LayerNorm), the image
-// features spliced into the prompt's embeddings, and the answer's probability. Internal to
+// the image features spliced into the prompt's embeddings, and the answer's probability (their
+// SigLIP vision tower is layers/siglip_vision.hpp). Internal to
 // src/model.
 #pragma once
 
@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/kernels/gemm.hpp"
+#include "model/layers/siglip_vision.hpp"
 #include "model/layers/transformer.hpp"
 #include "model/lm/llama_model.hpp"
 #include "model/runtime/checkpoint.hpp"
@@ -50,10 +51,6 @@ struct PixelNormalization {
 void append_normalized(const DecodedImage& tile, const PixelNormalization& p,
                        std::vector<float>& out);
 
-// softmax(row)[target] over n logits: max subtracted, the kernels' exp, the sum in float64 in
-// 8 interleaved partial sums added in a fixed order (as gpt2_model.cpp's log_prob).
-double softmax_at(const float* row, int n, int target);
-
 // A checkpoint's tensors for the shared loaders, each released once read.
 class SafeTensorsSource final : public TensorSource {
  public:
@@ -63,34 +60,6 @@ class SafeTensorsSource final : public TensorSource {
 
  private:
   const SafeTensors& st_;
-};
-
-struct SiglipTowerShape {
-  int hidden = 768, mlp = 3072, layers = 12, heads = 12;
-  int image_size = 224, patch = 16;
-  double eps = 1e-6;
-  std::string act = "gelu_pytorch_tanh";  // or gelu_new, gelu
-};
-
-// SiglipVisionTransformer without its pooling head: patch embedding (Conv2d, stride = kernel =
-// patch, valid padding: the last image_size % patch pixels unused), position embedding for the
-// (image_size / patch)^2 patches of a full tile, `run_layers` encoder layers, and with
-// `post_layernorm` the final LayerNorm.
-class SiglipVisionTower {
- public:
-  void load(TensorSource& src, const std::string& prefix, const SiglipTowerShape& shape,
-            int run_layers, bool post_layernorm);
-  int patches() const;
-  // pixels: `count` tiles of 3 x image_size x image_size -> [count * patches, hidden].
-  std::vector<float> forward(const std::vector<float>& pixels, int count) const;
-
- private:
-  SiglipTowerShape shape_;
-  Linear patch_;
-  std::vector<float> position_;  // [patches, hidden]
-  std::vector<EncoderLayer> layers_;
-  bool post_ = false;
-  std::vector<float> post_g_, post_b_;
 };
 
 // The checkpoint's chat template (Jinja source): chat_template.jinja, else the "chat_template"

@@ -9,6 +9,7 @@
 
 #include "model/kernels/gemm.hpp"
 #include "model/kernels/ops.hpp"
+#include "model/layers/siglip_vision.hpp"
 #include "model/layers/transformer.hpp"
 #include "model/runtime/checkpoint.hpp"
 #include "winokit/core/error.hpp"
@@ -259,10 +260,8 @@ struct SiglipModel::Impl {
   std::vector<float> token_emb, text_pos, final_g, final_b;
   Encoder text;
   Linear text_head;
-  // vision
-  Linear patch;
-  std::vector<float> vision_pos, post_g, post_b;
-  Encoder vision;
+  // vision: the shared trunk (layers/siglip_vision.hpp), then the attention-pooling head
+  detail::SiglipVisionTower vision;
   std::vector<float> probe_q;  // the probe through the head's query projection [H]
   Linear head_kv, head_out, head_fc1, head_fc2;
   std::vector<float> head_ln_g, head_ln_b;
@@ -270,7 +269,7 @@ struct SiglipModel::Impl {
 
   void build(detail::TensorSource& src) {
     const SiglipConfig& c = cfg;
-    const std::int64_t T = c.text.hidden, V = c.vision.hidden, P = c.patch;
+    const std::int64_t T = c.text.hidden, V = c.vision.hidden;
     token_emb = src.get("text_model.embeddings.token_embedding.weight", {c.vocab_size, T});
     text_pos = src.get("text_model.embeddings.position_embedding.weight", {c.max_positions, T});
     text.build(src, "text_model.", c.text);
@@ -279,14 +278,10 @@ struct SiglipModel::Impl {
     text_head = Linear(src.get("text_model.head.weight", {c.projection_size, T}),
                        src.get("text_model.head.bias", {c.projection_size}), c.projection_size,
                        c.text.hidden);
-    const std::string e = "vision_model.embeddings.";
-    patch = Linear(src.get(e + "patch_embedding.weight", {V, c.channels, P, P}),
-                   src.get(e + "patch_embedding.bias", {V}), c.vision.hidden,
-                   static_cast<int>(c.channels * P * P));
-    vision_pos = src.get(e + "position_embedding.weight", {c.patches(), V});
-    vision.build(src, "vision_model.", c.vision);
-    post_g = src.get("vision_model.post_layernorm.weight", {V});
-    post_b = src.get("vision_model.post_layernorm.bias", {V});
+    const SiglipTowerConfig& vt = c.vision;
+    vision.load(src, "vision_model.",
+                {vt.hidden, vt.mlp, vt.layers, vt.heads, c.image_size, c.patch, vt.eps, vt.act},
+                vt.layers, /*post_layernorm=*/true);
     const std::string h = "vision_model.head.";
     const std::vector<float> probe = src.get(h + "probe", {1, 1, V});
     const std::vector<float> in_w = src.get(h + "attention.in_proj_weight", {3 * V, V});
@@ -357,31 +352,13 @@ SiglipModel SiglipModel::random(const SiglipConfig& config, std::uint64_t seed) 
 std::vector<float> SiglipModel::encode_images(const float* pixels, int count) const {
   const Impl& m = *impl_;
   const SiglipConfig& c = m.cfg;
-  const int H = c.vision.hidden, P = c.patch, S = c.image_size;
+  const int H = c.vision.hidden;
   const int N = c.patches();
   std::vector<float> pooled(static_cast<std::size_t>(count) * static_cast<std::size_t>(H));
   if (count <= 0) return pooled;
   const std::size_t rows = static_cast<std::size_t>(count) * static_cast<std::size_t>(N);
-  // Patches (im2col, patch order (channel, ky, kx) as the Conv2d weight), then the
-  // position embedding added to (patch W^T + b): the Linear accumulates onto it.
-  const std::size_t K = static_cast<std::size_t>(c.channels) * P * P;
-  std::vector<float> cols(rows * K);
-  detail::image_patches(pixels, count, c.channels, S, P, cols.data());
-  std::vector<float> x(rows * H);
-  m.patch.forward(cols.data(), static_cast<int>(rows), x.data());
-  cols.clear();
-  cols.shrink_to_fit();
-  for (std::size_t r = 0; r < rows; ++r) {
-    const float* pe = &m.vision_pos[(r % static_cast<std::size_t>(N)) * H];
-    float* row = &x[r * H];
-    for (int k = 0; k < H; ++k)
-      row[k] += pe[k];
-  }
-  run_encoder(m.vision, x, count, N, {});
-  std::vector<float> last(rows * H);
-  layer_norm(x.data(), rows, H, m.post_g, m.post_b, c.vision.eps, last.data());
-  x.clear();
-  x.shrink_to_fit();
+  // The trunk: patches, position embeddings, encoder layers, post-LayerNorm.
+  const std::vector<float> last = m.vision.forward(pixels, count);
   // The attention pooling head: the probe's query against every patch (keys and values from
   // in_proj rows [V, 3V)), out_proj (no residual), then + MLP(LayerNorm(.)).
   std::vector<float> kv(rows * 2 * H);
