@@ -495,13 +495,11 @@ std::unique_ptr<LanguageModel> load_llama_language_model(const fs::path& model,
   std::optional<int> bos;
   const fs::path config = model / "config.json";
   const json cfg = read_config_json(config, true);
-  if (auto it = cfg.find("bos_token_id"); it != cfg.end() && !it->is_null()) {
-    if (!it->is_number_integer() || it->get<long long>() < 0 ||
-        it->get<long long>() >= m.config().vocab_size) {
-      throw InputError({config.string(), 0, "bos_token_id"},
-                       "expected a token id below vocab_size, got " + it->dump());
-    }
-    bos = static_cast<int>(it->get<long long>());
+  const ConfigReader q(cfg, config);
+  if (q.has("bos_token_id")) {
+    int id = 0;
+    q.integer("bos_token_id", id, 0, m.config().vocab_size - 1);
+    bos = id;
   } else if (tok.special_prefix().size() == 1) {
     bos = tok.special_prefix().front();
   }
