@@ -222,16 +222,19 @@ stress() {
   WINOKIT_TEST_STALL_SHARED_WRITE=30 "$WINOKIT" "${run[@]}" --shard 0/1 \
     --part "stress-$label/victim.json" >"stress-$label-victim.log" 2>&1 &
   victim=$!
-  for i in 0 1 2 3 4 5 6; do
-    "$WINOKIT" "${run[@]}" --shard 0/1 --part "stress-$label/w$i.json" >"stress-$label-$i.log" 2>&1 &
-    pids+=($!)
-  done
-  # The victim stops half-way through its first entry: kill it there (up to 2 minutes for it to
-  # get there: 8 writers on a loaded 2-core machine start slowly).
+  # The victim stops half-way through its first entry (up to 2 minutes for it to get there on a
+  # loaded 2-core machine). The other writers start once it is there: started together, they
+  # could write every entry first, and the victim, finding them cached, would write none.
   for _ in $(seq 1 1200); do
     find "$cache" -name ".*.part-*-$victim-*" 2>/dev/null | grep -q . && break
     sleep 0.1
   done
+  for i in 0 1 2 3 4 5 6; do
+    "$WINOKIT" "${run[@]}" --shard 0/1 --part "stress-$label/w$i.json" >"stress-$label-$i.log" 2>&1 &
+    pids+=($!)
+  done
+  # Kill it there, while the 7 others compute and write the same keys.
+  sleep 1
   half=$(find "$cache" -name ".*.part-*-$victim-*" | wc -l)
   kill -KILL "$victim"
   wait "$victim" 2>/dev/null
